@@ -1,0 +1,7 @@
+export * from './json'
+export * from './runtime'
+export { createDefaultRuntime } from './default-runtime'
+export type { DefaultRuntimeOptions } from './default-runtime'
+export { createAwakeableRegistry } from './awakeable-registry'
+export type { AwakeableRegistry } from './awakeable-registry'
+export { createMemoryToolStateStore } from './memory-tool-state-store'

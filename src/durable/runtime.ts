@@ -1,0 +1,114 @@
+import type { JsonValue } from './json'
+import type { SessionStore, ToolStateStore } from '../session/types'
+
+/**
+ * The kinds of step the loop journals. `model`: one model request (its response, usage and cost, and the
+ * decision to make it). `tool`: one tool call's result. `decision`: a loop decision that depends on something
+ * outside the journal (compaction, the end of a run). `interaction`: notifying an outside party of a question.
+ * `clock` and `spawn` are used by runtimes and tools for their own entries.
+ */
+export type StepKind = 'model' | 'tool' | 'decision' | 'interaction' | 'clock' | 'spawn' | 'custom'
+
+/**
+ * A step's identity. Rules: stable across processes (built only from the run id, the turn number, the kind and
+ * the tool call id, never from time or randomness), unique within a run, and at most 200 characters.
+ * `name` is the journal entry name, e.g. `run_1_ab12cd34/t3/tool/toolu_01`.
+ */
+export interface StepKey {
+  readonly runId: string
+  readonly kind: StepKind
+  readonly name: string
+}
+
+/** How an awakeable wait ended: the value someone resolved it with, or the deadline passed first. */
+export type AwakeableOutcome<T> = { timedOut: false; value: T } | { timedOut: true }
+
+/**
+ * An awakeable: a durable promise with an id that someone outside resolves with `resolveAwakeable(id, value)`.
+ * Send the id out (inside a step) first, then call `wait()` once: on Restate the wait may only be armed after the
+ * notifying step finished.
+ */
+export interface DurableAwakeable<T> {
+  readonly id: string
+  wait(): Promise<AwakeableOutcome<T>>
+}
+
+/** Behaviour defaults a runtime asks of the loop; `createAgent`'s `behavior` overrides them. */
+export interface RuntimeDefaults {
+  maxConcurrentTools?: number
+}
+
+/** The stores a runtime provides: sessions, and per-session tool state. */
+export interface RuntimeStores {
+  readonly session: SessionStore
+  readonly toolState?: ToolStateStore
+}
+
+/** A run a dead process left unfinished, as a runtime that can resume runs reports it. */
+export interface InterruptedRun {
+  sessionId: string
+  runId: string
+  /** True when the run is parked on an awakeable nobody has resolved: `'resume'` then heals instead. */
+  waitingOnAwakeable: boolean
+}
+
+/**
+ * Optional capability of runtimes whose journal outlives the process (SQLite, the in-memory test journal):
+ * claiming runs so one process at a time owns a run (fencing), and finding runs a dead process left.
+ */
+export interface RunLedger {
+  /** Claims `runId` for this process. Throws `RunTakenOverError` if a live process owns it, unless `takeOver`. */
+  claim(sessionId: string, runId: string, options?: { takeOver?: boolean }): Promise<void>
+  /** Marks the run finished and releases it; its journal may be compacted. */
+  release(sessionId: string, runId: string, status: string): Promise<void>
+  /** The unfinished run of `sessionId` whose owner is gone, if any. */
+  findInterrupted(sessionId: string): Promise<InterruptedRun | null>
+  /** Every unfinished run whose owner is gone: what a daemon calls at start. */
+  recoverInterruptedRuns(): Promise<InterruptedRun[]>
+  /** Throws `RunTakenOverError` when another process claimed the run since this one did. */
+  assertOwner(sessionId: string, runId: string): Promise<void>
+}
+
+/**
+ * The durable-runtime contract: every side effect of the agent loop goes through it.
+ *
+ * Guarantees a runtime must give:
+ * - `step(key, execute)`: on the first execution, runs `execute` and records its result (JSON only) under `key`
+ *   before resolving. On any later execution of the same run (a replay after a crash), resolves with the recorded
+ *   result without calling `execute`. `execute` runs iff the step is not recorded: the loop relies on this to know
+ *   which steps were cut off. A thrown error is recorded too and rethrown on replay.
+ * - Steps of one run are replayed in the order they were first executed; a runtime may refuse a replay whose keys
+ *   diverge from the journal (non-determinism).
+ * - `now()` and `uuid()` return the same values on replay.
+ * - `all(promises)` joins promises returned by `step` (or by tools that journal themselves) that were started
+ *   together; callers must not await anything else between starting them and calling `all`.
+ * - `isControlError(error)` is true for errors of the runtime itself (suspension, cancellation) that must escape
+ *   the loop untouched instead of becoming a tool result.
+ */
+export interface DurableRuntime {
+  /** Short name of the implementation: `default`, `memory`, `sqlite`, `restate`. */
+  readonly kind: string
+  /** False for the default runtime, which records nothing. */
+  readonly durable: boolean
+  readonly stores: RuntimeStores
+  readonly defaults: RuntimeDefaults
+  /** Present on runtimes that can resume a run in a later process. */
+  readonly runs?: RunLedger
+
+  step<T>(key: StepKey, execute: () => Promise<T>): Promise<T>
+  now(): Promise<number>
+  uuid(): string
+  awakeable<T>(key: StepKey, options?: { timeoutMs?: number }): DurableAwakeable<T>
+  resolveAwakeable(id: string, value: JsonValue): Promise<void>
+  all<T>(promises: readonly Promise<T>[]): Promise<T[]>
+  race<T>(promises: readonly Promise<T>[]): Promise<T>
+  allSettled?<T>(promises: readonly Promise<T>[]): Promise<PromiseSettledResult<T>[]>
+  sleep(ms: number): Promise<void>
+  isControlError(error: unknown): boolean
+}
+
+/** Builds a step key for `runId`; `parts` are joined with `/` after the run id. */
+export function stepKey(runId: string, kind: StepKind, ...parts: readonly (string | number)[]): StepKey {
+  const name = [runId, ...parts.map(String), kind].join('/')
+  return { runId, kind, name: name.length <= 200 ? name : name.slice(0, 200) }
+}

@@ -1,0 +1,5 @@
+export * from './types'
+export * from './session'
+export * from './heal'
+export { createMemorySessionStore, appendNewTurns } from './memory-session-store'
+export { migrateSession } from './migrate-session'

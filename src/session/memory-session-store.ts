@@ -1,0 +1,45 @@
+import type { SessionData, SessionMeta, SessionStatus, SessionStore, SessionTurn } from './types'
+
+function clone<T>(value: T): T {
+  return structuredClone(value)
+}
+
+/** A `SessionStore` in process memory: for tests, the default runtime and sessions that need not outlive the process. */
+export function createMemorySessionStore(): SessionStore {
+  const sessions = new Map<string, SessionData>()
+  return {
+    async load(sessionId) {
+      const found = sessions.get(sessionId)
+      return found ? clone(found) : null
+    },
+    async save(session) {
+      sessions.set(session.id, clone(session))
+    },
+    async appendTurns(sessionId, turns) {
+      const session = sessions.get(sessionId)
+      if (!session) return
+      appendNewTurns(session.turns, turns)
+    },
+    async saveMeta(sessionId, meta) {
+      const session = sessions.get(sessionId)
+      sessions.set(sessionId, { ...clone(meta), turns: session?.turns ?? [] })
+    },
+    async updateStatus(sessionId, status: SessionStatus) {
+      const session = sessions.get(sessionId)
+      if (session) session.status = status
+    },
+    async list(): Promise<SessionMeta[]> {
+      return [...sessions.values()].map(({ turns: _turns, ...meta }) => clone(meta))
+    },
+  }
+}
+
+/** Appends the turns whose ids are not in `target` yet, in order: the idempotent append every store promises. */
+export function appendNewTurns(target: SessionTurn[], turns: readonly SessionTurn[]): void {
+  const known = new Set(target.map(turn => turn.id))
+  for (const turn of turns) {
+    if (known.has(turn.id)) continue
+    known.add(turn.id)
+    target.push(clone(turn))
+  }
+}

@@ -1,0 +1,128 @@
+import { SessionError } from '../errors/zidane-error'
+import type { JsonObject } from '../durable/json'
+import { buildHealTurns, HEAL_TEXT } from './heal'
+import { createMemorySessionStore } from './memory-session-store'
+import { migrateSession } from './migrate-session'
+import { SESSION_SCHEMA_VERSION } from './types'
+import type { SessionData, SessionMeta, SessionRun, SessionStatus, SessionStore, SessionTurn } from './types'
+
+/** A clock the session stamps `updatedAt` with; durable runtimes pass their replay-stable clock. */
+export interface SessionClock { now(): number | Promise<number> }
+
+const systemClock: SessionClock = { now: () => Date.now() }
+
+/** A live session: its data and the store it writes through. Writes go to the store at once. */
+export class Session {
+  readonly store: SessionStore | undefined
+  private data: SessionData
+  private readonly clock: SessionClock
+
+  constructor(data: SessionData, store: SessionStore | undefined, clock: SessionClock = systemClock) {
+    this.data = data
+    this.store = store
+    this.clock = clock
+  }
+
+  get id(): string { return this.data.id }
+  get status(): SessionStatus { return this.data.status }
+  get turns(): readonly SessionTurn[] { return this.data.turns }
+  get runs(): readonly SessionRun[] { return this.data.runs }
+  get metadata(): JsonObject { return this.data.metadata }
+
+  /** A deep copy of the session as persisted. */
+  toJSON(): SessionData { return structuredClone(this.data) }
+
+  /** Appends turns (skipping ids already present) and writes them to the store. */
+  async appendTurns(turns: readonly SessionTurn[]): Promise<void> {
+    const known = new Set(this.data.turns.map(turn => turn.id))
+    const fresh = turns.filter(turn => !known.has(turn.id))
+    if (fresh.length === 0) return
+    this.data.turns.push(...structuredClone(fresh))
+    await this.store?.appendTurns(this.data.id, fresh)
+  }
+
+  /** Adds or replaces a run record by id and saves the header. */
+  async upsertRun(run: SessionRun): Promise<void> {
+    const index = this.data.runs.findIndex(existing => existing.id === run.id)
+    if (index === -1) this.data.runs.push(structuredClone(run))
+    else this.data.runs[index] = structuredClone(run)
+    await this.saveMeta()
+  }
+
+  /** Sets the status and saves it. */
+  async setStatus(status: SessionStatus): Promise<void> {
+    this.data.status = status
+    this.data.updatedAt = await this.clock.now()
+    await this.store?.updateStatus(this.data.id, status)
+  }
+
+  /** Merges metadata and saves the header. */
+  async setMetadata(metadata: JsonObject): Promise<void> {
+    this.data.metadata = { ...this.data.metadata, ...metadata }
+    await this.saveMeta()
+  }
+
+  /**
+   * Closes every tool_use that has no tool_result with `text` (default: the heal text), so the history is valid
+   * for the Anthropic API. Returns the number of calls closed.
+   */
+  async healInterruptedToolCalls(text: string = HEAL_TEXT, runId?: string): Promise<number> {
+    const lastRunId = runId ?? this.data.runs.at(-1)?.id ?? 'heal'
+    const healTurns = buildHealTurns(this.data.turns, text, lastRunId, await this.clock.now())
+    await this.appendTurns(healTurns)
+    const closed = healTurns[0]?.content.length ?? 0
+    for (const run of this.data.runs) if (run.status === 'running') run.status = 'interrupted'
+    if (closed > 0 || this.data.status === 'running') {
+      this.data.status = 'idle'
+      await this.saveMeta()
+    }
+    return closed
+  }
+
+  private async saveMeta(): Promise<void> {
+    this.data.updatedAt = await this.clock.now()
+    const { turns: _turns, ...meta } = this.data
+    await this.store?.saveMeta(this.data.id, structuredClone(meta) satisfies SessionMeta)
+  }
+}
+
+/** Options of `createSession`. Without a store, the session lives in memory only. */
+export interface CreateSessionOptions {
+  id?: string
+  store?: SessionStore
+  metadata?: JsonObject
+  clock?: SessionClock
+}
+
+/** Creates a new, empty session and saves it to `store` (when given). */
+export async function createSession(options: CreateSessionOptions = {}): Promise<Session> {
+  const clock = options.clock ?? systemClock
+  const now = await clock.now()
+  const data: SessionData = {
+    schemaVersion: SESSION_SCHEMA_VERSION,
+    id: options.id ?? crypto.randomUUID(),
+    status: 'idle',
+    turns: [],
+    runs: [],
+    createdAt: now,
+    updatedAt: now,
+    metadata: options.metadata ?? {},
+  }
+  await options.store?.save(data)
+  return new Session(data, options.store, clock)
+}
+
+/** Loads a session from `store`, migrating older schema versions; resolves `null` when it does not exist. */
+export async function loadSession(store: SessionStore, sessionId: string, options: { clock?: SessionClock } = {}): Promise<Session | null> {
+  const data = await store.load(sessionId)
+  if (!data) return null
+  if (typeof data.schemaVersion !== 'number') throw new SessionError(`Session ${sessionId} has no schemaVersion.`, 'session_corrupt')
+  return new Session(migrateSession(data), store, options.clock)
+}
+
+/** Wraps plain session data in a `Session` backed by a fresh in-memory store. */
+export function sessionFromData(data: SessionData): Session {
+  const store = createMemorySessionStore()
+  void store.save(data)
+  return new Session(structuredClone(data), store)
+}

@@ -1,0 +1,91 @@
+import type { JsonObject } from '../durable/json'
+import type { ContentBlock, Role, Usage } from '../providers/content'
+
+/** Version of the persisted session shape. Bump it with a migration in `migrate-session.ts`. */
+export const SESSION_SCHEMA_VERSION = 1
+
+/** Where a session stands: idle between runs, running, waiting on a question, or how its last run ended. */
+export type SessionStatus = 'idle' | 'running' | 'waiting' | 'completed' | 'aborted' | 'cancelled' | 'error' | 'suspended' | 'limit' | 'timeout'
+
+/** How a run ended (or that it still runs). */
+export type RunStatus = 'running' | 'completed' | 'aborted' | 'timeout' | 'limit' | 'error' | 'suspended' | 'cancelled' | 'interrupted'
+
+/** One message of a session, with the run that wrote it. Ids are deterministic, so appending a turn twice is a no-op. */
+export interface SessionTurn {
+  id: string
+  runId: string
+  role: Role
+  content: ContentBlock[]
+  createdAt: number
+  usage?: Usage
+  costUsd?: number
+  model?: string
+}
+
+/** Token and cost totals of a run, children included. */
+export interface RunTotals {
+  usage: Usage
+  costUsd: number
+  modelRequests: number
+  toolCalls: number
+  turns: number
+}
+
+/** One run of a session (a prompt, or a child agent's task) and how it ended. */
+export interface SessionRun {
+  id: string
+  status: RunStatus
+  prompt: string
+  startedAt: number
+  endedAt?: number
+  /** `child-1`, `child-2`, … for sub-agent runs; absent for top-level runs. */
+  label?: string
+  depth: number
+  parentRunId?: string
+  parentCallId?: string
+  model?: string
+  /** Limits the run started with; a resumed run keeps them. */
+  limits?: JsonObject
+  /** Number of session turns before the run began; a resumed run rebuilds its history from them. */
+  baseTurnCount?: number
+  /** Fingerprint of the history before the run, to detect a rewritten history on resume. */
+  baseFingerprint?: string
+  totals?: RunTotals
+  text?: string
+  error?: string
+}
+
+/** The persisted form of a session: plain JSON with a schema version. */
+export interface SessionData {
+  schemaVersion: number
+  id: string
+  status: SessionStatus
+  turns: SessionTurn[]
+  runs: SessionRun[]
+  createdAt: number
+  updatedAt: number
+  metadata: JsonObject
+}
+
+/** The header of a session without its turns: what `saveMeta` writes and `list` returns. */
+export type SessionMeta = Omit<SessionData, 'turns'>
+
+/**
+ * Where sessions live. Implementations: in memory, SQLite, Restate virtual-object state.
+ * Contract: `appendTurns` ignores turns whose id is already stored (replays append the same turns again);
+ * `load` returns `null` for an unknown id; every method may be called again with the same arguments safely.
+ */
+export interface SessionStore {
+  load(sessionId: string): Promise<SessionData | null>
+  save(session: SessionData): Promise<void>
+  appendTurns(sessionId: string, turns: readonly SessionTurn[]): Promise<void>
+  saveMeta(sessionId: string, meta: SessionMeta): Promise<void>
+  updateStatus(sessionId: string, status: SessionStatus): Promise<void>
+  list(): Promise<SessionMeta[]>
+}
+
+/** Key/value state tools keep across runs of a session (todo lists and the like). Values are JSON. */
+export interface ToolStateStore {
+  get(key: string): Promise<JsonObject | null>
+  set(key: string, value: JsonObject): Promise<void>
+}
