@@ -19,7 +19,7 @@ export function createDefaultRuntime(options: DefaultRuntimeOptions = {}): Durab
     durable: false,
     stores: { session: options.sessionStore ?? createMemorySessionStore(), toolState: options.toolStateStore ?? createMemoryToolStateStore() },
     defaults: {},
-    step: (_key, execute) => execute(),
+    step: (_key, execute) => execute({ resumed: false }),
     now: async () => Date.now(),
     uuid: () => crypto.randomUUID(),
     awakeable: <T>(_key: unknown, awakeableOptions: { timeoutMs?: number } = {}) => awakeables.create<T>(crypto.randomUUID(), awakeableOptions.timeoutMs),

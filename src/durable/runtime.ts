@@ -44,6 +44,11 @@ export interface RuntimeStores {
   readonly toolState?: ToolStateStore
 }
 
+/** What a runtime tells a step's `execute`: whether an earlier attempt started this step and was cut off. */
+export interface StepAttempt {
+  readonly resumed: boolean
+}
+
 /** A run a dead process left unfinished, as a runtime that can resume runs reports it. */
 export interface InterruptedRun {
   sessionId: string
@@ -67,6 +72,8 @@ export interface RunLedger {
   recoverInterruptedRuns(): Promise<InterruptedRun[]>
   /** Throws `RunTakenOverError` when another process claimed the run since this one did. */
   assertOwner(sessionId: string, runId: string): Promise<void>
+  /** Records that the run stopped cleanly at a step boundary (suspend): the next process's first step is not resumed. */
+  markSuspended(sessionId: string, runId: string): Promise<void>
 }
 
 /**
@@ -75,8 +82,13 @@ export interface RunLedger {
  * Guarantees a runtime must give:
  * - `step(key, execute)`: on the first execution, runs `execute` and records its result (JSON only) under `key`
  *   before resolving. On any later execution of the same run (a replay after a crash), resolves with the recorded
- *   result without calling `execute`. `execute` runs iff the step is not recorded: the loop relies on this to know
- *   which steps were cut off. A thrown error is recorded too and rethrown on replay.
+ *   result without calling `execute`. `execute` runs iff the step is not recorded.
+ * - `attempt.resumed` tells `execute` that an earlier process (or an earlier Restate attempt) had already started
+ *   this very step and stopped before recording it: the call was cut off. A step that an earlier attempt never
+ *   started (it suspended cleanly at a boundary before it) is not resumed. The loop turns a resumed unsafe tool call
+ *   into the interrupted text; a resumed safe call runs again.
+ * - The loop never lets `execute` throw except when the run is being aborted or suspended; a runtime may record a
+ *   thrown error (Restate does, as a terminal failure) or not (SQLite does not, so the step runs again).
  * - Steps of one run are replayed in the order they were first executed; a runtime may refuse a replay whose keys
  *   diverge from the journal (non-determinism).
  * - `now()` and `uuid()` return the same values on replay.
@@ -95,7 +107,7 @@ export interface DurableRuntime {
   /** Present on runtimes that can resume a run in a later process. */
   readonly runs?: RunLedger
 
-  step<T>(key: StepKey, execute: () => Promise<T>): Promise<T>
+  step<T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T>
   now(): Promise<number>
   uuid(): string
   awakeable<T>(key: StepKey, options?: { timeoutMs?: number }): DurableAwakeable<T>

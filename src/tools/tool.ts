@@ -3,6 +3,9 @@ import type { DurableRuntime } from '../durable/runtime'
 import type { ToolResultContent } from '../providers/content'
 import type { ToolSpec } from '../providers/provider'
 import type { ToolStateStore } from '../session/types'
+import type { Session } from '../session/session'
+import type { Hookable } from 'hookable'
+import type { AgentHooks } from '../agent/types'
 
 /** What a tool returns: text, or structured blocks. */
 export type ToolOutput = string | ToolResultContent[]
@@ -30,6 +33,10 @@ export interface ToolContext {
   readonly toolState?: ToolStateStore
   /** Emits an event on the agent's hook bus. */
   readonly emit: ToolEventSink
+  /** The run's session, when the agent has one that persists. */
+  readonly session?: Session
+  /** The agent's hook bus (tools that merge or replay events register here). */
+  readonly hooks: Hookable<AgentHooks>
   /** Host-provided values (workspace root, the agent itself, …). */
   readonly extras: Readonly<Record<string, unknown>>
 }

@@ -1,0 +1,162 @@
+import type { JsonObject } from '../durable/json'
+import type { DurableRuntime } from '../durable/runtime'
+import type { ModelDelta, ModelResponse, Provider, ThinkingConfig } from '../providers/provider'
+import type { Usage } from '../providers/content'
+import type { Session } from '../session/session'
+import type { RunStatus, SessionTurn } from '../session/types'
+import type { ToolDef, ToolResult } from '../tools/tool'
+
+/** How a run ended. `suspended` runs keep their checkpoint and can be resumed by another process. */
+export type AgentRunStatus = 'completed' | 'aborted' | 'timeout' | 'limit' | 'error' | 'suspended'
+
+/** The outcome of `agent.run()`: status, counts, tokens and cost (children included), wall time and final text. */
+export interface AgentStats {
+  runId: string
+  sessionId: string
+  status: AgentRunStatus
+  suspended: boolean
+  turns: number
+  toolCalls: number
+  modelRequests: number
+  usage: Usage
+  costUsd: number
+  wallMs: number
+  startedAt: number
+  endedAt: number
+  text: string
+  /** Why the run stopped when it did not complete (limit hit, error message). */
+  reason?: string
+  /** True when this run continued a run a dead process left. */
+  resumed?: boolean
+}
+
+/** What `compactStrategy` does when the history is over budget. `'tail'` drops the oldest turns, keeping tool pairs intact. */
+export type CompactStrategy = 'none' | 'tail'
+
+/** Loop behaviour and limits. Every field is optional; defaults are documented per field. */
+export interface AgentBehavior {
+  /** Model turns per run before the run stops with status `limit`. Default 50. */
+  maxTurns?: number
+  /** Wall-clock budget of a run in ms, counted from its first start (a resumed run keeps counting). Default: none. */
+  maxWallMs?: number
+  /** Cost budget in USD, children included; checked before every model request. Default: none. */
+  maxCostUsd?: number
+  /** Concurrency-safe tool calls run together, at most this many at once. Default 10. */
+  maxConcurrentTools?: number
+  /** Ask the provider to place prompt-cache breakpoints. Default false. */
+  cache?: boolean
+  /** Default `'none'`. */
+  compactStrategy?: CompactStrategy
+  /** Estimated-token budget of the history sent to the model when compacting. Default 100000. */
+  compactBudgetTokens?: number
+  /** Directory for tool outputs over 256 KiB (`<persistDir>/<session>/tool-results/<callId>.txt`). Default: none. */
+  persistDir?: string
+  /** Model id override for every request of the run. */
+  model?: string
+  maxTokens?: number
+  thinking?: ThinkingConfig
+  /** Retries of a retryable provider failure inside one model step. Default 2. */
+  modelRetries?: number
+  /** First backoff between model retries in ms (doubles). Default 500. */
+  modelRetryDelayMs?: number
+}
+
+/** A tool call as permission checks see it. */
+export interface ToolCallInfo { callId: string; name: string; input: JsonObject }
+
+/** A permission decision: run it, ask a human first, or refuse with a reason the model sees. */
+export type ToolPermission = 'allow' | 'ask' | { deny: string }
+
+/** The kinds of question an interaction asks. */
+export type InteractionKind = 'ask_user' | 'present_plan' | 'approval'
+
+/** A question for a human, parked on an awakeable whose id the host must hand to whoever answers. */
+export interface InteractionRequest {
+  kind: InteractionKind
+  sessionId: string
+  runId: string
+  callId: string
+  question: string
+  options?: string[]
+  awakeable: { id: string }
+}
+
+/** Notifies a human of a question. Answer it with `runtime.resolveAwakeable(request.awakeable.id, answer)`. Runs once per question, inside a step. */
+export type RequestInteraction = (request: InteractionRequest) => void | Promise<void>
+
+/** `durable` as `createAgent` takes it: a bare runtime (means `onInterrupted: 'heal'`) or the runtime with a policy. */
+export type DurableOption = DurableRuntime | { runtime: DurableRuntime; onInterrupted?: 'resume' | 'heal' }
+
+/** Options of `createAgent`. Give `session` or `sessionId` (or neither, for a fresh in-memory session). */
+export interface CreateAgentOptions {
+  provider: Provider
+  tools?: readonly ToolDef[]
+  system?: string
+  session?: Session
+  sessionId?: string
+  durable?: DurableOption
+  behavior?: AgentBehavior
+  hooks?: Partial<AgentHooks>
+  /** Deny rules and approvals, consulted when a call actually runs. */
+  canUseTool?: (call: ToolCallInfo) => ToolPermission | Promise<ToolPermission>
+  /** How approval questions (`canUseTool` → `'ask'`) reach a human. */
+  requestInteraction?: RequestInteraction
+  /** Sub-agent depth of this agent: 0 for top level. */
+  depth?: number
+  /** Host values handed to tools as `ctx.extras`. */
+  toolExtras?: Readonly<Record<string, unknown>>
+}
+
+/** Options of one `agent.run()`. `model` and `maxTurns` override the behaviour for this run (and carry over on resume). */
+export interface RunOptions {
+  prompt: string
+  signal?: AbortSignal
+  model?: string
+  maxTurns?: number
+}
+
+/** Payload shared by every child event: which child run, at which depth, under which parent call. */
+export interface ChildEventBase { label: string; depth: number; parentRunId: string; parentCallId: string; childRunId: string }
+
+/**
+ * The typed hook list. Hooks are awaited in order; a throwing hook fails the run. On a replay, hooks fire again
+ * for replayed steps (dedupe by `callId`/`turn` or gate on the replay tracker).
+ */
+export interface AgentHooks {
+  'run:start': (event: { runId: string; sessionId: string; prompt: string; resumed: boolean }) => void | Promise<void>
+  'turn:start': (event: { runId: string; turn: number }) => void | Promise<void>
+  'model:request': (event: { runId: string; turn: number; messageCount: number; toolCount: number }) => void | Promise<void>
+  'model:delta': (event: { runId: string; turn: number; delta: ModelDelta }) => void | Promise<void>
+  'model:response': (event: { runId: string; turn: number; response: ModelResponse }) => void | Promise<void>
+  'tool:start': (event: { runId: string; turn: number; callId: string; name: string; input: JsonObject }) => void | Promise<void>
+  'tool:resuming': (event: { runId: string; turn: number; callId: string; name: string }) => void | Promise<void>
+  'tool:end': (event: { runId: string; turn: number; callId: string; name: string; result: ToolResult; interrupted: boolean }) => void | Promise<void>
+  'tool-results:after': (event: { runId: string; turn: number; turnRecord: SessionTurn }) => void | Promise<void>
+  'turn:end': (event: { runId: string; turn: number }) => void | Promise<void>
+  'compact': (event: { runId: string; turn: number; droppedTurns: number }) => void | Promise<void>
+  'interaction:request': (event: InteractionRequest) => void | Promise<void>
+  'run:end': (event: { runId: string; stats: AgentStats }) => void | Promise<void>
+  'resume:mismatch': (event: { runId: string; sessionId: string; reason: string }) => void | Promise<void>
+  'replay:done': (event: Record<string, never>) => void | Promise<void>
+  'child:run:start': (event: ChildEventBase & { task: string }) => void | Promise<void>
+  'child:turn:end': (event: ChildEventBase & { turn: number }) => void | Promise<void>
+  'child:tool:start': (event: ChildEventBase & { callId: string; name: string }) => void | Promise<void>
+  'child:tool:end': (event: ChildEventBase & { callId: string; name: string; isError: boolean }) => void | Promise<void>
+  'child:run:end': (event: ChildEventBase & { status: RunStatus; stats: AgentStats }) => void | Promise<void>
+}
+
+/** The names of every hook. */
+export type AgentHookName = keyof AgentHooks
+
+/** A created agent. One run at a time; `abort()` ends the current run for good, `suspend()` keeps its checkpoint. */
+export interface Agent {
+  readonly hooks: import('hookable').Hookable<AgentHooks>
+  readonly runtime: DurableRuntime
+  run(options: RunOptions): Promise<AgentStats>
+  /** Continues an interrupted run by hand; `null` when there is nothing to continue (or the history no longer matches). */
+  resume(options?: { signal?: AbortSignal }): Promise<AgentStats | null>
+  abort(reason?: string): void
+  suspend(options?: { graceMs?: number }): Promise<void>
+  /** The agent's session, loaded or created on first use. */
+  session(): Promise<Session>
+}
