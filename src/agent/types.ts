@@ -152,7 +152,7 @@ export type AgentHookName = keyof AgentHooks
 export interface Agent {
   readonly hooks: import('hookable').Hookable<AgentHooks>
   readonly runtime: DurableRuntime
-  run(options: RunOptions): Promise<AgentStats>
+  run(options: RunOptions & { runId?: string }): Promise<AgentStats>
   /** Continues an interrupted run by hand; `null` when there is nothing to continue (or the history no longer matches). */
   resume(options?: { signal?: AbortSignal }): Promise<AgentStats | null>
   abort(reason?: string): void

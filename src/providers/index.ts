@@ -1,2 +1,3 @@
 export * from './content'
 export * from './provider'
+export { demoProvider } from './demo-provider'

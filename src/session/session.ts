@@ -15,7 +15,7 @@ const systemClock: SessionClock = { now: () => Date.now() }
 export class Session {
   readonly store: SessionStore | undefined
   private data: SessionData
-  private readonly clock: SessionClock
+  private clock: SessionClock
 
   constructor(data: SessionData, store: SessionStore | undefined, clock: SessionClock = systemClock) {
     this.data = data
@@ -28,6 +28,9 @@ export class Session {
   get turns(): readonly SessionTurn[] { return this.data.turns }
   get runs(): readonly SessionRun[] { return this.data.runs }
   get metadata(): JsonObject { return this.data.metadata }
+
+  /** Replaces the clock that stamps `updatedAt` (durable runtimes need a replay-stable one). */
+  useClock(clock: SessionClock): void { this.clock = clock }
 
   /** A deep copy of the session as persisted. */
   toJSON(): SessionData { return structuredClone(this.data) }

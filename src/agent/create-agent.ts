@@ -1,0 +1,202 @@
+import { createHooks } from 'hookable'
+import { createDefaultRuntime } from '../durable/default-runtime'
+import type { DurableRuntime } from '../durable/runtime'
+import { ConfigurationError } from '../errors/zidane-error'
+import { HEAL_TEXT } from '../session/heal'
+import { createSession, loadSession } from '../session/session'
+import type { Session } from '../session/session'
+import type { SessionRun } from '../session/types'
+import type { ToolDef } from '../tools/tool'
+import { appendMessage } from './history'
+import { buildStats, checkpointMismatch, limitsFor, nextRunId, resumeRunState, startRunState } from './run-lifecycle'
+import { RunControl } from './run-control'
+import type { RunState } from './run-state'
+import { runTurnLoop } from './run-loop'
+import type { LoopEnv, LoopOutcome } from './run-loop'
+import type { Agent, AgentHooks, AgentStats, CreateAgentOptions, DurableOption, RunOptions } from './types'
+
+interface ResolvedDurable { runtime: DurableRuntime; onInterrupted: 'resume' | 'heal' }
+
+function resolveDurable(option: DurableOption | undefined): ResolvedDurable {
+  if (!option) return { runtime: createDefaultRuntime(), onInterrupted: 'heal' }
+  if ('step' in option) return { runtime: option, onInterrupted: 'heal' }
+  return { runtime: option.runtime, onInterrupted: option.onInterrupted ?? 'heal' }
+}
+
+/**
+ * Creates an agent: the loop of model steps, tool calls and decisions, journaled through `durable` (or through the
+ * default runtime, which records nothing). One run at a time per agent.
+ */
+export function createAgent(options: CreateAgentOptions): Agent {
+  const { runtime, onInterrupted } = resolveDurable(options.durable)
+  const hooks = createHooks<AgentHooks>()
+  if (options.hooks) hooks.addHooks(options.hooks)
+  const tools = new Map<string, ToolDef>((options.tools ?? []).map(tool => [tool.spec.name, tool]))
+  const depth = options.depth ?? 0
+  let journaledTime = 0
+  const clock = { now: () => journaledTime || Date.now() }
+  let sessionPromise: Promise<Session> | undefined
+  let control: RunControl | undefined
+
+  const session = (): Promise<Session> => (sessionPromise ??= openSession(options, runtime, clock))
+
+  const execute = async (current: Session, state: RunState, record: SessionRun, runControl: RunControl): Promise<AgentStats> => {
+    journaledTime = Math.max(journaledTime, state.startedAt)
+    await hooks.callHook('run:start', { runId: state.runId, sessionId: current.id, prompt: state.prompt, resumed: state.resumed })
+    await current.upsertRun(record)
+    await current.setStatus('running')
+    await current.appendTurns([{ id: `${state.runId}-u`, runId: state.runId, role: 'user', content: [{ type: 'text', text: state.prompt }], createdAt: state.startedAt }])
+    appendMessage(state.messages, 'user', [{ type: 'text', text: state.prompt }])
+    const outcome = await runLoopSafely(state, buildLoopEnv(current, runControl))
+    return finish(current, state, record, outcome)
+  }
+
+  const runLoopSafely = async (state: RunState, env: LoopEnv): Promise<LoopOutcome> => {
+    try {
+      return await runTurnLoop(state, env)
+    } catch (error) {
+      if (runtime.isControlError(error)) throw error
+      return { status: 'error', reason: error instanceof Error ? error.message : String(error) }
+    }
+  }
+
+  const buildLoopEnv = (current: Session, runControl: RunControl): LoopEnv => ({
+    runtime,
+    tools,
+    hooks,
+    behavior: options.behavior ?? {},
+    session: current,
+    toolState: runtime.stores.toolState,
+    extras: options.toolExtras ?? {},
+    canUseTool: options.canUseTool,
+    requestInteraction: options.requestInteraction,
+    toolSignal: runControl.toolSignal,
+    modelSignal: runControl.modelSignal,
+    isSuspending: () => runControl.isSuspending,
+    isAborted: () => runControl.isAborted,
+    onJournaledTime: time => { journaledTime = Math.max(journaledTime, time) },
+    journaledTime: () => journaledTime,
+    provider: options.provider,
+    system: options.system,
+    markLive: () => undefined,
+  })
+
+  const finish = async (current: Session, state: RunState, record: SessionRun, outcome: LoopOutcome): Promise<AgentStats> => {
+    const endedAt = Math.max(await runtime.now(), journaledTime)
+    journaledTime = endedAt
+    const stats = buildStats(state, outcome.status, endedAt, outcome.reason)
+    const finished: SessionRun = { ...record, status: outcome.status, endedAt, totals: state.totals, text: state.lastText }
+    if (outcome.reason !== undefined && outcome.status !== 'completed') finished.error = outcome.reason
+    if (outcome.status === 'suspended') finished.status = 'suspended'
+    await current.upsertRun(finished)
+    await current.setStatus(outcome.status)
+    await releaseRun(current.id, state.runId, outcome.status)
+    await hooks.callHook('run:end', { runId: state.runId, stats })
+    return stats
+  }
+
+  const releaseRun = async (sessionId: string, runId: string, status: string): Promise<void> => {
+    if (!runtime.runs || depth > 0) return
+    if (status === 'suspended') await runtime.runs.markSuspended(sessionId, runId)
+    await runtime.runs.release(sessionId, runId, status)
+  }
+
+  const healRun = async (current: Session, runId: string): Promise<void> => {
+    await current.healInterruptedToolCalls(HEAL_TEXT, runId)
+    const record = current.runs.find(run => run.id === runId)
+    if (record) await current.upsertRun({ ...record, status: 'interrupted' })
+    await runtime.runs?.release(current.id, runId, 'interrupted')
+  }
+
+  const resumeRecord = async (current: Session, record: SessionRun, signal: AbortSignal | undefined): Promise<AgentStats> => {
+    const runControl = beginControl(signal)
+    try {
+      const state = resumeRunState(current, record)
+      if (depth === 0) await runtime.runs?.claim(current.id, record.id)
+      return await execute(current, state, record, runControl)
+    } finally {
+      endControl(runControl)
+    }
+  }
+
+  const settleInterrupted = async (current: Session, signal: AbortSignal | undefined): Promise<void> => {
+    const interrupted = depth === 0 ? await runtime.runs?.findInterrupted(current.id) : null
+    const record = interrupted ? current.runs.find(run => run.id === interrupted.runId) : undefined
+    if (interrupted && record && onInterrupted === 'resume' && !interrupted.waitingOnAwakeable && checkpointMismatch(current, record) === undefined) {
+      await resumeRecord(current, record, signal)
+      return
+    }
+    if (interrupted) await healRun(current, interrupted.runId)
+    else if (current.runs.some(run => run.status === 'running' && run.depth === depth) || hasOpenCalls(current)) await current.healInterruptedToolCalls()
+  }
+
+  const beginControl = (signal: AbortSignal | undefined): RunControl => {
+    if (control) throw new ConfigurationError('This agent is already running; wait for the current run to end.', 'agent_busy')
+    control = new RunControl(signal)
+    return control
+  }
+  const endControl = (runControl: RunControl): void => {
+    runControl.dispose()
+    if (control === runControl) control = undefined
+  }
+
+  return {
+    hooks,
+    runtime,
+    session,
+    async run(runOptions: RunOptions & { runId?: string }): Promise<AgentStats> {
+      const current = await session()
+      await settleInterrupted(current, runOptions.signal)
+      const runControl = beginControl(runOptions.signal)
+      try {
+        const runId = runOptions.runId ?? nextRunId(current, runtime)
+        const startedAt = await runtime.now()
+        const { state, record } = startRunState(current, runId, runOptions.prompt, startedAt, limitsFor(options.behavior ?? {}, runOptions), depth)
+        if (depth === 0) await runtime.runs?.claim(current.id, runId)
+        return await execute(current, state, record, runControl)
+      } finally {
+        endControl(runControl)
+      }
+    },
+    async resume(resumeOptions = {}): Promise<AgentStats | null> {
+      const current = await session()
+      const interrupted = runtime.runs ? await runtime.runs.findInterrupted(current.id) : null
+      const record = interrupted ? current.runs.find(run => run.id === interrupted.runId) : undefined
+      if (!interrupted || !record) return null
+      const mismatch = checkpointMismatch(current, record)
+      if (mismatch !== undefined) {
+        await healRun(current, record.id)
+        await hooks.callHook('resume:mismatch', { runId: record.id, sessionId: current.id, reason: mismatch })
+        return null
+      }
+      return resumeRecord(current, record, resumeOptions.signal)
+    },
+    abort(reason?: string): void {
+      control?.abort(reason)
+    },
+    async suspend(suspendOptions = {}): Promise<void> {
+      control?.suspend(suspendOptions.graceMs ?? 0)
+    },
+  }
+}
+
+function hasOpenCalls(session: Session): boolean {
+  const answered = new Set<string>()
+  for (const turn of session.turns) for (const block of turn.content) if (block.type === 'tool_result') answered.add(block.toolUseId)
+  return session.turns.some(turn => turn.content.some(block => block.type === 'tool_use' && !answered.has(block.id)))
+}
+
+async function openSession(options: CreateAgentOptions, runtime: DurableRuntime, clock: { now: () => number }): Promise<Session> {
+  const store = runtime.stores.session
+  if (options.session) {
+    if (runtime.durable && options.session.store !== undefined && options.session.store !== store) {
+      throw new ConfigurationError('The session passed to createAgent is stored elsewhere than durable.stores.session; load it from the runtime\'s store.', 'session_store_mismatch')
+    }
+    return options.session
+  }
+  if (options.sessionId !== undefined) {
+    const loaded = await loadSession(store, options.sessionId, { clock })
+    return loaded ?? createSession({ id: options.sessionId, store, clock })
+  }
+  return createSession({ store, clock })
+}

@@ -1,0 +1,6 @@
+export { createAgent } from './create-agent'
+export type * from './types'
+export { compactTail, estimateTokens } from './compaction'
+export { PERSIST_OUTPUT_THRESHOLD_BYTES } from './persist-output'
+export type { ModelStepRecord } from './model-step'
+export type { ToolStepRecord } from './tool-execution'

@@ -1,0 +1,141 @@
+import type { Hookable } from 'hookable'
+import { stepKey } from '../durable/runtime'
+import { AgentAbortedError, RunTakenOverError } from '../errors/zidane-error'
+import type { ContentBlock, ToolResultBlock, ToolUseBlock } from '../providers/content'
+import { textOf } from '../providers/content'
+import type { ModelResponse, Provider } from '../providers/provider'
+import type { Session } from '../session/session'
+import { compactTail } from './compaction'
+import { appendMessage } from './history'
+import type { ModelStepRecord } from './model-step'
+import { executeModelStep } from './model-step'
+import { addToTotals } from './run-state'
+import type { RunState } from './run-state'
+import type { ToolPhaseEnv } from './tool-phase'
+import { runToolPhase } from './tool-phase'
+import type { AgentHooks, AgentRunStatus } from './types'
+
+/** How the turn loop ended. */
+export interface LoopOutcome { status: AgentRunStatus; reason?: string }
+
+/** Everything the turn loop needs beyond the run state. */
+export interface LoopEnv extends ToolPhaseEnv {
+  provider: Provider
+  system: string | undefined
+  hooks: Hookable<AgentHooks>
+  session: Session | undefined
+  modelSignal: AbortSignal
+  markLive: () => void
+}
+
+const TRUNCATED_TOOL_TEXT = 'This tool call was cut off by max_tokens before its input was complete, so it did not run. Call it again with a shorter input.'
+
+/** Runs turns until the model ends its turn or a limit, an abort or a suspend stops the run. */
+export async function runTurnLoop(state: RunState, env: LoopEnv): Promise<LoopOutcome> {
+  try {
+    for (;;) {
+      const stop = checkBeforeTurn(state, env)
+      if (stop) return stop
+      const outcome = await runOneTurn(state, env)
+      if (outcome) return outcome
+    }
+  } catch (error) {
+    if (error instanceof RunTakenOverError) return { status: 'aborted', reason: error.message }
+    if (error instanceof AgentAbortedError || (error instanceof Error && error.name === 'AbortError')) {
+      return env.isSuspending() ? { status: 'suspended' } : { status: 'aborted', reason: 'aborted' }
+    }
+    throw error
+  }
+}
+
+function checkBeforeTurn(state: RunState, env: LoopEnv): LoopOutcome | undefined {
+  if (env.isSuspending()) return { status: 'suspended' }
+  if (env.isAborted()) return { status: 'aborted', reason: 'aborted' }
+  if (state.turn >= state.limits.maxTurns) return { status: 'limit', reason: `maxTurns ${state.limits.maxTurns} reached` }
+  return undefined
+}
+
+async function runOneTurn(state: RunState, env: LoopEnv): Promise<LoopOutcome | undefined> {
+  state.turn += 1
+  await env.hooks.callHook('turn:start', { runId: state.runId, turn: state.turn })
+  const record = await requestModel(state, env)
+  if (record.decision === 'stop') return { status: record.status, reason: record.reason }
+  if (record.decision === 'error') return { status: 'error', reason: `${record.error.code}: ${record.error.message}` }
+  env.onJournaledTime(record.endedAt)
+  const response = record.response
+  await recordResponse(state, env, response, record.endedAt)
+  const outcome = await continueAfterResponse(state, env, response)
+  await env.hooks.callHook('turn:end', { runId: state.runId, turn: state.turn })
+  return outcome
+}
+
+async function requestModel(state: RunState, env: LoopEnv): Promise<ModelStepRecord> {
+  const compacted = compactMessages(state, env)
+  await env.hooks.callHook('model:request', { runId: state.runId, turn: state.turn, messageCount: compacted.length, toolCount: env.tools.size })
+  const turn = state.turn
+  return env.runtime.step(stepKey(state.runId, 'model', `t${turn}`), async () => {
+    env.markLive()
+    return executeModelStep(state, {
+      provider: env.provider,
+      system: env.system,
+      messages: compacted,
+      tools: [...env.tools.values()].map(tool => tool.spec),
+      behavior: env.behavior,
+      signal: env.modelSignal,
+      onDelta: delta => { void env.hooks.callHook('model:delta', { runId: state.runId, turn, delta }) },
+    })
+  })
+}
+
+function compactMessages(state: RunState, env: LoopEnv): RunState['messages'] {
+  if (env.behavior.compactStrategy !== 'tail') return state.messages
+  const { messages, dropped } = compactTail(state.messages, env.behavior.compactBudgetTokens ?? 100_000)
+  if (dropped > 0) void env.hooks.callHook('compact', { runId: state.runId, turn: state.turn, droppedTurns: dropped })
+  return messages
+}
+
+async function recordResponse(state: RunState, env: LoopEnv, response: ModelResponse, endedAt: number): Promise<void> {
+  addToTotals(state.totals, response.usage, response.costUsd)
+  state.totals.modelRequests += 1
+  state.totals.turns += 1
+  state.lastModelCostUsd = response.costUsd
+  const text = textOf(response.content)
+  if (text.length > 0) state.lastText = text
+  appendMessage(state.messages, 'assistant', response.content)
+  await env.session?.appendTurns([{ id: `${state.runId}-t${state.turn}-a`, runId: state.runId, role: 'assistant', content: response.content, createdAt: endedAt, usage: response.usage, costUsd: response.costUsd, model: response.model }])
+  await env.hooks.callHook('model:response', { runId: state.runId, turn: state.turn, response })
+}
+
+async function continueAfterResponse(state: RunState, env: LoopEnv, response: ModelResponse): Promise<LoopOutcome | undefined> {
+  const calls = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use')
+  if (response.truncatedToolUse === true && calls.length > 0) {
+    await appendToolResults(state, env, calls.map(call => ({ type: 'tool_result', toolUseId: call.id, content: TRUNCATED_TOOL_TEXT, isError: true })))
+    return undefined
+  }
+  if (calls.length > 0) return runTools(state, env, calls)
+  switch (response.stopReason) {
+    case 'pause_turn': return undefined
+    case 'max_tokens': return { status: 'completed', reason: 'max_tokens: the response was cut at the output token limit' }
+    case 'refusal': return { status: 'completed', reason: 'refusal: the model declined to continue' }
+    case 'model_context_window_exceeded': return { status: 'limit', reason: 'model_context_window_exceeded: the conversation no longer fits the model context' }
+    default: return { status: 'completed' }
+  }
+}
+
+async function runTools(state: RunState, env: LoopEnv, calls: ToolUseBlock[]): Promise<LoopOutcome | undefined> {
+  const outcome = await runToolPhase(state, env, calls)
+  state.totals.toolCalls += outcome.records.length
+  for (const record of outcome.records) if (record.usage) addToTotals(state.totals, record.usage, record.costUsd ?? 0)
+  if (outcome.stoppedBy === 'suspend') return { status: 'suspended' }
+  await appendToolResults(state, env, outcome.results)
+  if (outcome.stoppedBy === 'abort') return { status: 'aborted', reason: 'aborted' }
+  return undefined
+}
+
+async function appendToolResults(state: RunState, env: LoopEnv, results: ToolResultBlock[]): Promise<void> {
+  const content: ContentBlock[] = results
+  appendMessage(state.messages, 'user', content)
+  const turnRecord = { id: `${state.runId}-t${state.turn}-r`, runId: state.runId, role: 'user' as const, content, createdAt: env.journaledTime() }
+  await env.session?.appendTurns([turnRecord])
+  await env.hooks.callHook('tool-results:after', { runId: state.runId, turn: state.turn, turnRecord })
+}

@@ -1,0 +1,112 @@
+import type { Hookable } from 'hookable'
+import type { DurableRuntime } from '../durable/runtime'
+import { stepKey } from '../durable/runtime'
+import { AgentAbortedError } from '../errors/zidane-error'
+import type { ToolUseBlock, Usage } from '../providers/content'
+import { INTERRUPTED_TOOL_TEXT } from '../session/heal'
+import type { Session } from '../session/session'
+import type { ToolStateStore } from '../session/types'
+import type { ToolContext, ToolDef, ToolResult } from '../tools/tool'
+import { toToolResult } from '../tools/tool'
+import { validateToolInput } from './input-validator'
+import { persistLargeOutput } from './persist-output'
+import type { RunState } from './run-state'
+import type { AgentBehavior, AgentHooks, ToolCallInfo, ToolPermission } from './types'
+
+/** A tool call's result as journaled: the result, and whether the call was interrupted by a crash or a suspend. */
+export interface ToolStepRecord extends ToolResult {
+  interrupted?: boolean
+  /** Usage and cost a tool incurred (a sub-agent's), added to the run totals. */
+  usage?: Usage
+  costUsd?: number
+  /** When the call finished, read inside the step (journaled with it). */
+  endedAt?: number
+}
+
+/** What executing tools needs from the agent. */
+export interface ToolExecutionEnv {
+  runtime: DurableRuntime
+  tools: ReadonlyMap<string, ToolDef>
+  hooks: Hookable<AgentHooks>
+  behavior: AgentBehavior
+  session: Session | undefined
+  toolState: ToolStateStore | undefined
+  extras: Readonly<Record<string, unknown>>
+  canUseTool: ((call: ToolCallInfo) => ToolPermission | Promise<ToolPermission>) | undefined
+  /** Aborts tools: fires on `abort()` at once and on `suspend()` after the grace period. */
+  toolSignal: AbortSignal
+  /** True once `suspend()` was called: no new tool call starts. */
+  isSuspending: () => boolean
+}
+
+/** Starts one call: a journaled step, or the tool's own journaling for `journal: 'self'` tools. Returns the runtime's promise untouched. */
+export function startToolCall(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, resuming: (callId: string) => void): Promise<ToolStepRecord> {
+  const tool = env.tools.get(call.name)
+  if (tool?.journal === 'self') return startSelfJournaled(state, env, call, tool)
+  return env.runtime.step(stepKey(state.runId, 'tool', `t${state.turn}`, call.id), async attempt => {
+    if (attempt.resumed) resuming(call.id)
+    if (attempt.resumed && tool?.replay !== 'safe') return { content: INTERRUPTED_TOOL_TEXT, isError: true, interrupted: true, endedAt: Date.now() }
+    const record = await runToolBody(state, env, call, tool)
+    return { ...record, endedAt: Date.now() }
+  })
+}
+
+function startSelfJournaled(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, tool: ToolDef): Promise<ToolStepRecord> {
+  const invalid = validateToolInput(tool, call.input)
+  if (invalid !== undefined) return Promise.resolve({ content: invalid, isError: true })
+  const output = tool.execute(call.input, buildToolContext(state, env, call))
+  return output as Promise<ToolStepRecord>
+}
+
+async function runToolBody(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, tool: ToolDef | undefined): Promise<ToolStepRecord> {
+  if (!tool) return { content: `Unknown tool: ${call.name}. Available tools: ${[...env.tools.keys()].join(', ')}`, isError: true }
+  const denial = await checkDenyRules(env, call)
+  if (denial !== undefined) return { content: denial, isError: true }
+  const invalid = validateToolInput(tool, call.input)
+  if (invalid !== undefined) return { content: invalid, isError: true }
+  try {
+    const result = toToolResult(await tool.execute(call.input, buildToolContext(state, env, call)))
+    return await persistLargeOutput(result, env.behavior.persistDir, state.sessionId, call.id)
+  } catch (error) {
+    if (env.runtime.isControlError(error)) throw error
+    return failedCall(env, tool, error)
+  }
+}
+
+function failedCall(env: ToolExecutionEnv, tool: ToolDef, error: unknown): ToolStepRecord {
+  if (env.toolSignal.aborted) {
+    // Stopped by abort or by the end of a suspend's grace period: unsafe calls record the interrupted text,
+    // safe calls are left unrecorded so the next process runs them again.
+    if (env.isSuspending() && tool.replay === 'safe') throw new AgentAbortedError('Tool call stopped by suspend.', error)
+    return { content: INTERRUPTED_TOOL_TEXT, isError: true, interrupted: true }
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return { content: `Tool ${tool.spec.name} failed: ${message}`, isError: true }
+}
+
+async function checkDenyRules(env: ToolExecutionEnv, call: ToolUseBlock): Promise<string | undefined> {
+  if (!env.canUseTool) return undefined
+  const permission = await env.canUseTool({ callId: call.id, name: call.name, input: call.input })
+  if (typeof permission === 'object') return `Permission denied for ${call.name}: ${permission.deny}`
+  return undefined
+}
+
+/** Builds the context a tool's `execute` receives. */
+export function buildToolContext(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock): ToolContext {
+  const context: ToolContext = {
+    callId: call.id,
+    toolName: call.name,
+    sessionId: state.sessionId,
+    runId: state.runId,
+    turn: state.turn,
+    depth: state.depth,
+    signal: env.toolSignal,
+    runtime: env.runtime,
+    hooks: env.hooks,
+    emit: () => undefined,
+    extras: env.extras,
+    ...(env.toolState ? { toolState: env.toolState } : {}),
+    ...(env.session ? { session: env.session } : {}),
+  }
+  return context
+}

@@ -1,0 +1,5 @@
+export * from './agent/index'
+export * from './errors/index'
+export type { ToolDef, ToolContext, ToolResult, ToolOutput } from './tools/tool'
+export { ToolError } from './tools/tool'
+export { INTERRUPTED_TOOL_TEXT, HEAL_TEXT } from './session/heal'

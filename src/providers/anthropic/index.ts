@@ -1,0 +1,7 @@
+export { anthropic } from './anthropic-provider'
+export type { AnthropicOptions } from './anthropic-provider'
+export { anthropicStatusRules, mapAnthropicError } from './map-anthropic-error'
+export { computeCostUsd, defaultModel, defaultPrices, pricesFor } from './model-prices'
+export type { ModelPrices, PriceTable } from './model-prices'
+export { maxCacheBreakpoints, withCacheBreakpoints } from './cache-breakpoints'
+export { toWireRequest } from './to-wire-request'

@@ -1,0 +1,94 @@
+import type { JsonObject } from '../durable/json'
+import type { ContentBlock, Message, ToolResultBlock } from './content'
+import type { ModelResponse, Provider } from './provider'
+
+/** A directive the demo model understands, one per line of the latest user message. */
+type Directive = { tool: string; calls: JsonObject[]; label: string }
+
+/**
+ * The deterministic demo model `npm start` uses without an API key. Directives, one per line of the prompt:
+ * `ask: <question>`, `spawn: <task> | <task>`, `shell: <command>`, `write: <path> <content>`, `read: <path>`,
+ * `list: <path>`; each becomes a turn of tool calls, then a final turn summarizes the results. Anything else is echoed.
+ */
+export function demoProvider(options: { model?: string; delayMs?: number } = {}): Provider {
+  const model = options.model ?? 'zidane-demo'
+  return {
+    name: 'demo',
+    model,
+    async stream(request, onDelta) {
+      if (options.delayMs) await new Promise(resolve => setTimeout(resolve, options.delayMs))
+      const response = respond(request.messages, model)
+      response.content.forEach((block, index) => { if (block.type === 'text') onDelta({ kind: 'text', index, delta: block.text }) })
+      return response
+    },
+  }
+}
+
+function respond(messages: readonly Message[], model: string): ModelResponse {
+  const promptIndex = findPromptIndex(messages)
+  const prompt = textOfMessage(messages[promptIndex])
+  const directives = parseDirectives(prompt)
+  const done = messages.slice(promptIndex + 1).filter(message => message.role === 'assistant').length
+  const usage = { inputTokens: Math.ceil(JSON.stringify(messages).length / 4), outputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0 }
+  const next = directives[done]
+  if (next) {
+    const content: ContentBlock[] = [{ type: 'text', text: `Running ${next.label}.` }, ...next.calls.map((input, index) => ({ type: 'tool_use' as const, id: `demo_${done}_${index}_${hash(prompt)}`, name: next.tool, input }))]
+    return { content, stopReason: 'tool_use', usage, costUsd: 0, model }
+  }
+  const text = directives.length === 0 ? `Echo: ${prompt}` : summarize(messages.slice(promptIndex + 1), directives)
+  return { content: [{ type: 'text', text }], stopReason: 'end_turn', usage, costUsd: 0, model }
+}
+
+function findPromptIndex(messages: readonly Message[]): number {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]
+    if (message?.role === 'user' && message.content.some(block => block.type === 'text')) return index
+  }
+  return 0
+}
+
+function textOfMessage(message: Message | undefined): string {
+  return (message?.content ?? []).filter(block => block.type === 'text').map(block => (block as { text: string }).text).join('\n').trim()
+}
+
+function parseDirectives(prompt: string): Directive[] {
+  return prompt.split('\n').map(line => line.trim()).flatMap(line => {
+    const match = /^(ask|spawn|shell|write|read|list):\s*(.*)$/i.exec(line)
+    if (!match) return []
+    return [toDirective((match[1] ?? '').toLowerCase(), match[2] ?? '')]
+  })
+}
+
+function toDirective(verb: string, rest: string): Directive {
+  switch (verb) {
+    case 'ask': return { tool: 'ask_user', calls: [{ question: rest }], label: `ask_user` }
+    case 'spawn': return { tool: 'spawn', calls: rest.split('|').map(task => task.trim()).filter(Boolean).map(task => ({ task })), label: 'spawn' }
+    case 'shell': return { tool: 'shell', calls: [{ command: rest }], label: 'shell' }
+    case 'write': {
+      const space = rest.indexOf(' ')
+      return { tool: 'write_file', calls: [{ path: space === -1 ? rest : rest.slice(0, space), content: space === -1 ? '' : rest.slice(space + 1) }], label: 'write_file' }
+    }
+    case 'read': return { tool: 'read_file', calls: [{ path: rest }], label: 'read_file' }
+    default: return { tool: 'list_files', calls: [{ path: rest || '.' }], label: 'list_files' }
+  }
+}
+
+function summarize(afterPrompt: readonly Message[], directives: readonly Directive[]): string {
+  const results = afterPrompt.flatMap(message => message.content.filter((block): block is ToolResultBlock => block.type === 'tool_result'))
+  const lines = results.map(result => resultText(result))
+  const asked = directives.some(directive => directive.tool === 'ask_user')
+  const spawned = directives.some(directive => directive.tool === 'spawn')
+  const head = asked ? `You said: ${lines.join(' / ')}` : spawned ? `Children answered: ${lines.join(' / ')}` : `Done: ${lines.join(' / ')}`
+  return head.length > 4000 ? `${head.slice(0, 4000)}…` : head
+}
+
+function resultText(result: ToolResultBlock): string {
+  const text = typeof result.content === 'string' ? result.content : result.content.map(block => (block.type === 'text' ? block.text : '[image]')).join('')
+  return text.trim()
+}
+
+function hash(value: string): string {
+  let result = 0
+  for (let index = 0; index < value.length; index++) result = (Math.imul(result, 31) + value.charCodeAt(index)) >>> 0
+  return result.toString(36)
+}

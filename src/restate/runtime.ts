@@ -1,0 +1,182 @@
+import type { JsonValue } from '../durable/json'
+import type { DurableAwakeable, DurableRuntime, RuntimeStores, StepAttempt, StepKey, StepKind } from '../durable/runtime'
+import { createMemoryToolStateStore } from '../durable/memory-tool-state-store'
+import { ConfigurationError } from '../errors/zidane-error'
+import { createMemorySessionStore } from '../session/memory-session-store'
+import type { SessionStore } from '../session/types'
+import { raceWithTimeout } from './awakeable'
+import { createCoalescedClock, deterministicUuid, DEFAULT_REANCHOR_EVERY } from './clock'
+import { isRestateCancellation, isRestateControlError } from './errors'
+import type { ReplayTracker } from './replay'
+import { restateSessionStore } from './session'
+import { restateToolStateStore } from './tool-state'
+import type { RestateContextLike, RestateRunOptions } from './types'
+import { isObjectContext, isRestatePromiseLike } from './types'
+
+/**
+ * The SDK `RestatePromise` statics the runtime uses. Method syntax on purpose: it keeps the SDK's generic
+ * signatures assignable, so `promises: RestatePromise` typechecks.
+ */
+export interface RestateCombinators {
+  /** Resolves with every value once all have settled. */
+  all(values: readonly Promise<unknown>[]): Promise<unknown>
+  /** Resolves with the first of `values` to settle. */
+  race(values: readonly Promise<unknown>[]): Promise<unknown>
+  /** Settles once every value has settled. */
+  allSettled?(values: readonly Promise<unknown>[]): Promise<unknown>
+}
+
+/** Options for `restateRuntime`. */
+export interface RestateRuntimeOptions {
+  /** Coalesce `now()`: one journaled anchor every `reanchorEvery` reads (`true`: every 8). Default: every read is journaled. */
+  coalesce?: boolean | { reanchorEvery?: number }
+  /** Entropy of the `uuid()` sequence. Default: one `ctx.rand.uuidv4()` draw at construction. */
+  idSeed?: string
+  /** Durable combinators: pass `RestatePromise`. Without them, steps run one at a time. */
+  promises?: RestateCombinators
+  /** Per-invocation replay tracker: marked live the first time a step's closure actually runs. */
+  replayTracker?: ReplayTracker
+  /** Resolve an awakeable of another invocation (e.g. an ingress client). Default: `ctx.resolveAwakeable`. */
+  resolveAwakeable?: (id: string, value: JsonValue) => void | Promise<void>
+  /** `ctx.run` options of the step entries, by step kind. Default `{ maxRetryAttempts: 1 }`. */
+  runOptions?: Partial<Record<StepKind, RestateRunOptions>>
+  /** Where sessions live. Default: `restateSessionStore(ctx)` on an object context, else an in-memory store. */
+  sessionStore?: SessionStore
+}
+
+const DEFAULT_RUN_OPTIONS: RestateRunOptions = { maxRetryAttempts: 1 }
+
+const cancellationListeners = new WeakMap<DurableRuntime, Set<(error: unknown) => void>>()
+
+/**
+ * Registers `listener` for the Restate cancellation of the invocation behind `runtime`, as seen by the runtime's
+ * combinators (`all` / `race` / `allSettled`). Returns an unregister function.
+ */
+export function onRuntimeCancelled(runtime: DurableRuntime, listener: (error: unknown) => void): () => void {
+  const listeners = cancellationListeners.get(runtime) ?? new Set()
+  cancellationListeners.set(runtime, listeners)
+  listeners.add(listener)
+  return () => { listeners.delete(listener) }
+}
+
+/** Tells the listeners of `runtime` that `error` ended its invocation, when it is a Restate cancellation. */
+export function notifyRuntimeCancelled(runtime: DurableRuntime, error: unknown): void {
+  if (!isRestateCancellation(error)) return
+  for (const listener of [...cancellationListeners.get(runtime) ?? []]) listener(error)
+}
+
+/**
+ * The durable runtime of one Restate invocation. Build it inside the handler, once per invocation, and hand it to
+ * the agent. Each step is one `ctx.run` entry; a step whose run command an earlier attempt journaled but never
+ * completed (the attempt died inside it) runs again with `resumed: true`.
+ */
+export function restateRuntime(ctx: RestateContextLike, options: RestateRuntimeOptions = {}): DurableRuntime {
+  const idSeed = options.idSeed ?? ctx.rand.uuidv4()
+  const clock = buildClock(ctx, options.coalesce)
+  let uuidCounter = 0
+  const runtime: DurableRuntime = {
+    kind: 'restate',
+    durable: true,
+    stores: buildStores(ctx, options, clock),
+    defaults: {},
+    step: createStepper(ctx, options),
+    now: () => clock.now(),
+    uuid: () => deterministicUuid(`${idSeed}:${uuidCounter++}`),
+    awakeable: <T>(_key: StepKey, awakeableOptions: { timeoutMs?: number } = {}) => mintAwakeable<T>(ctx, options, awakeableOptions.timeoutMs),
+    resolveAwakeable: async (id, value) => resolveAwakeable(ctx, options, id, value),
+    all: <T>(promises: readonly Promise<T>[]) => observe(runtime, join(options.promises, 'all', promises, joinInOrder)),
+    race: <T>(promises: readonly Promise<T>[]) => observe(runtime, join(options.promises, 'race', promises, values => Promise.race(values))),
+    allSettled: <T>(promises: readonly Promise<T>[]) => observe(runtime, join(options.promises, 'allSettled', promises, settleInOrder)),
+    sleep: ms => ctx.sleep(ms),
+    isControlError: isRestateControlError,
+  }
+  return runtime
+}
+
+function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['coalesce']): { now(): Promise<number> } {
+  if (!coalesce) return { now: () => ctx.date.now() }
+  const every = coalesce === true ? DEFAULT_REANCHOR_EVERY : coalesce.reanchorEvery ?? DEFAULT_REANCHOR_EVERY
+  return createCoalescedClock(() => ctx.date.now(), every)
+}
+
+function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, clock: { now(): Promise<number> }): RuntimeStores {
+  if (!isObjectContext(ctx)) return { session: options.sessionStore ?? createMemorySessionStore(), toolState: createMemoryToolStateStore() }
+  return { session: options.sessionStore ?? restateSessionStore(ctx, { clock }), toolState: restateToolStateStore(ctx) }
+}
+
+/**
+ * Builds `step`. The resumed bit is read right before the run command is issued: a VM still replaying at that
+ * moment means an earlier attempt journaled this command; if the closure then runs, that attempt never completed it.
+ * Without combinators each step waits for the previous one, so at most one journaled await is pending.
+ */
+function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions): DurableRuntime['step'] {
+  const issue = <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T> => {
+    const resumed = typeof ctx.isProcessing === 'function' ? !ctx.isProcessing() : false
+    return ctx.run(key.name, async () => {
+      options.replayTracker?.markLive()
+      return execute({ resumed })
+    }, options.runOptions?.[key.kind] ?? DEFAULT_RUN_OPTIONS)
+  }
+  if (options.promises) return issue
+  let tail: Promise<unknown> = Promise.resolve()
+  return <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T> => {
+    const result = tail.then(() => issue(key, execute))
+    tail = result.then(() => undefined, () => undefined)
+    return result
+  }
+}
+
+function mintAwakeable<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, timeoutMs: number | undefined): DurableAwakeable<T> {
+  const awakeable = ctx.awakeable<T>()
+  let armed: Promise<{ timedOut: false; value: T } | { timedOut: true }> | undefined
+  return {
+    id: awakeable.id,
+    wait() {
+      // Armed lazily: a built race already waits on the SDK's single-waiter channel.
+      armed ??= (async () => raceWithTimeout(ctx, awakeable.promise, { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(options.promises ? { promises: options.promises } : {}) }))()
+      return armed
+    },
+  }
+}
+
+async function resolveAwakeable(ctx: RestateContextLike, options: RestateRuntimeOptions, id: string, value: JsonValue): Promise<void> {
+  if (options.resolveAwakeable) return options.resolveAwakeable(id, value)
+  if (!ctx.resolveAwakeable) throw new ConfigurationError('restateRuntime: no resolveAwakeable option and the context cannot resolve awakeables.', 'restate_resolver_missing')
+  ctx.resolveAwakeable(id, value)
+}
+
+type Combinator = 'all' | 'race' | 'allSettled'
+
+/** Uses the durable combinator when every input is a `RestatePromise`; otherwise awaits them one at a time. */
+function join<T, R>(combinators: RestateCombinators | undefined, name: Combinator, promises: readonly Promise<T>[], fallback: (values: readonly Promise<T>[]) => Promise<R>): Promise<R> {
+  const combinator = combinators?.[name]
+  if (combinator && promises.length > 0 && promises.every(promise => isRestatePromiseLike(promise))) return combinator.call(combinators, promises) as Promise<R>
+  return fallback(promises)
+}
+
+async function joinInOrder<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  // A later rejection is reported by its own await; RestatePromises are left alone (a catch would start polling them).
+  for (const promise of promises) if (!isRestatePromiseLike(promise)) promise.catch(() => undefined)
+  const values: T[] = []
+  for (const promise of promises) values.push(await promise)
+  return values
+}
+
+async function settleInOrder<T>(promises: readonly Promise<T>[]): Promise<PromiseSettledResult<T>[]> {
+  const settled: PromiseSettledResult<T>[] = []
+  for (const promise of promises) {
+    try {
+      settled.push({ status: 'fulfilled', value: await promise })
+    } catch (reason) {
+      settled.push({ status: 'rejected', reason })
+    }
+  }
+  return settled
+}
+
+function observe<R>(runtime: DurableRuntime, promise: Promise<R>): Promise<R> {
+  return promise.then(undefined, (error: unknown) => {
+    notifyRuntimeCancelled(runtime, error)
+    throw error
+  })
+}

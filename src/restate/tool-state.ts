@@ -1,0 +1,47 @@
+import type { JsonObject } from '../durable/json'
+import { ZidaneError } from '../errors/zidane-error'
+import type { ToolStateStore } from '../session/types'
+import type { RestateObjectContextLike } from './types'
+
+/** Default virtual-object state key holding the tool-state map. */
+export const DEFAULT_TOOL_STATE_KEY = 'zidane_tool_state'
+
+/** Default per-value budget of a tool-state write: 64 KiB, far below Restate's journal-entry ceiling on purpose. */
+export const DEFAULT_MAX_VALUE_BYTES = 64 * 1024
+
+/** Options for `restateToolStateStore`. */
+export interface RestateToolStateStoreOptions {
+  /** Override the state key. Defaults to `DEFAULT_TOOL_STATE_KEY`. */
+  key?: string
+  /**
+   * Per-value size budget enforced when a tool stages a write (default 64 KiB). An oversized state value fails the
+   * invocation with `RT0003` and is retried: a poison pill, not a dropped write.
+   */
+  maxValueBytes?: number
+}
+
+/**
+ * Build a `ToolStateStore` over the bound virtual object's state: one JSON map under `key`. Build it inside the
+ * handler (it closes over this invocation's `ctx`); single-writer like the session store.
+ */
+export function restateToolStateStore(ctx: RestateObjectContextLike, options: RestateToolStateStoreOptions = {}): ToolStateStore {
+  const stateKey = options.key ?? DEFAULT_TOOL_STATE_KEY
+  const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES
+  let map: Record<string, JsonObject> | undefined
+  const load = async (): Promise<Record<string, JsonObject>> => (map ??= (await ctx.get<Record<string, JsonObject>>(stateKey)) ?? {})
+  return {
+    async get(key) {
+      const value = (await load())[key]
+      return value === undefined ? null : structuredClone(value)
+    },
+    async set(key, value) {
+      const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8')
+      if (bytes > maxValueBytes) {
+        throw new ZidaneError(`Tool state "${key}" is ${bytes} bytes, over the ${maxValueBytes}-byte limit.`, { code: 'tool_state_too_large', category: 'limit' })
+      }
+      const next = { ...(await load()), [key]: structuredClone(value) }
+      map = next
+      ctx.set(stateKey, next)
+    },
+  }
+}

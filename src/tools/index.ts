@@ -1,0 +1,6 @@
+export * from './tool'
+export * from './builtin'
+export { createInteractionTools } from './interaction-tools'
+export type { InteractionToolsOptions } from './interaction-tools'
+export { createSpawnTool } from './spawn-tool'
+export type { SpawnToolOptions } from './spawn-tool'

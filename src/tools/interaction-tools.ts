@@ -1,0 +1,52 @@
+import type { JsonValue } from '../durable/json'
+import { stepKey } from '../durable/runtime'
+import type { InteractionKind, RequestInteraction } from '../agent/types'
+import type { ToolContext, ToolDef, ToolResult } from './tool'
+
+/** Options of `createInteractionTools`: how a question reaches a human, and how long to wait (default: forever). */
+export interface InteractionToolsOptions {
+  requestInteraction: RequestInteraction
+  timeoutMs?: number
+}
+
+/**
+ * `ask_user` and `present_plan`: the question is sent once (inside a step) and the call waits on an awakeable, so on a
+ * durable runtime an answer given while no process runs is kept. Answer with `runtime.resolveAwakeable(id, answer)`.
+ */
+export function createInteractionTools(options: InteractionToolsOptions): ToolDef[] {
+  return [
+    interactionTool(options, 'ask_user', 'Ask the user a question and wait for the answer.', {
+      type: 'object',
+      properties: { question: { type: 'string', minLength: 1 }, options: { type: 'array', items: { type: 'string' } } },
+      required: ['question'],
+      additionalProperties: false,
+    }),
+    interactionTool(options, 'present_plan', 'Present a plan to the user and wait for approval or changes.', {
+      type: 'object',
+      properties: { plan: { type: 'string', minLength: 1 } },
+      required: ['plan'],
+      additionalProperties: false,
+    }),
+  ]
+}
+
+function interactionTool(options: InteractionToolsOptions, kind: InteractionKind, description: string, inputSchema: ToolDef['spec']['inputSchema']): ToolDef {
+  return {
+    spec: { name: kind, description, inputSchema },
+    journal: 'self',
+    execute: async (input, ctx) => waitForAnswer(options, kind, String(input.question ?? input.plan ?? ''), input.options, ctx),
+  }
+}
+
+async function waitForAnswer(options: InteractionToolsOptions, kind: InteractionKind, question: string, choices: JsonValue | undefined, ctx: ToolContext): Promise<ToolResult> {
+  const awakeable = ctx.runtime.awakeable<JsonValue>(stepKey(ctx.runId, 'custom', `t${ctx.turn}`, ctx.callId, 'awakeable'), options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs })
+  await ctx.runtime.step(stepKey(ctx.runId, 'interaction', `t${ctx.turn}`, ctx.callId), async () => {
+    const request = { kind, sessionId: ctx.sessionId, runId: ctx.runId, callId: ctx.callId, question, awakeable: { id: awakeable.id }, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}) }
+    await options.requestInteraction(request)
+    await ctx.hooks.callHook('interaction:request', request)
+    return true
+  })
+  const outcome = await awakeable.wait()
+  if (outcome.timedOut) return { content: 'No answer arrived before the deadline.', isError: true }
+  return { content: typeof outcome.value === 'string' ? outcome.value : JSON.stringify(outcome.value) }
+}

@@ -1,0 +1,3 @@
+export { start } from './anthropic-server'
+export { PromptCache, estimateTokens } from './prompt-cache'
+export type * from './types'
