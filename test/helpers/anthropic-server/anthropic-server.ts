@@ -1,7 +1,7 @@
 import { createServer } from 'node:http'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { PromptCache, countBreakpoints, estimateTokens, hasEmptyCachedText } from './prompt-cache'
+import { PromptCache, countBreakpoints, estimateTokens, hasEmptyCachedText, modelOf } from './prompt-cache'
 import type {
   AuthStyle, FakeAnthropicServer, FakeServerOptions, Json, RecordedRequest, ScriptHandler, ScriptedError, ScriptedMessage, ScriptedResponse,
 } from './types'
@@ -110,7 +110,7 @@ function writeEvents(response: ServerResponse, requestId: string, events: readon
 function answerMessage(context: Context, response: ServerResponse, requestId: string, body: Body, message: ScriptedMessage): void {
   const usage = wireUsage(message, context.cache.account(body))
   const id = `msg_fake_${requestId.slice(-6)}`
-  const model = String(body['model'])
+  const model = modelOf(body)
   if (body['stream'] !== true) {
     sendJson(response, 200, requestId, messageBody(message, id, model, usage), message.headers)
     return
@@ -122,7 +122,7 @@ function answerMessage(context: Context, response: ServerResponse, requestId: st
 function partialEvents(context: Context, body: Body, requestId: string, message: ScriptedMessage | undefined, count: number): SseEvent[] {
   const script = message ?? placeholderMessage
   const usage = wireUsage(script, context.cache.account(body))
-  return messageEvents(script, `msg_fake_${requestId.slice(-6)}`, String(body['model']), usage).slice(0, count)
+  return messageEvents(script, `msg_fake_${requestId.slice(-6)}`, modelOf(body), usage).slice(0, count)
 }
 
 function errorEvent(errorType: string, requestId: string): SseEvent {
@@ -140,6 +140,10 @@ function answerScript(context: Context, response: ServerResponse, requestId: str
       writeEvents(response, requestId, partialEvents(context, body, requestId, script.message, script.afterEvents))
       response.write('event: content_block_delta\ndata: {"type":"content_bl')
       setTimeout(() => response.socket?.destroy(), 10)
+      return
+    case 'early_end':
+      writeEvents(response, requestId, partialEvents(context, body, requestId, script.message, script.afterEvents))
+      response.end()
       return
     case 'stream_error':
       writeEvents(response, requestId, [...partialEvents(context, body, requestId, script.message, script.afterEvents), errorEvent(script.errorType ?? 'api_error', requestId)])

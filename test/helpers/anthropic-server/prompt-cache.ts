@@ -12,10 +12,14 @@ export interface CacheAccounting {
   cacheReadTokens: number
 }
 
-interface Breakpoint { key: string; tokens: number; ttlMs: number }
-
 const fiveMinutesMs = 5 * 60_000
 const oneHourMs = 60 * 60_000
+
+/** The request's `model` as a string (validation has already required it). */
+export function modelOf(body: Body): string {
+  const model = body['model']
+  return typeof model === 'string' ? model : JSON.stringify(model)
+}
 
 /** Rough token estimate used throughout the fake server: one token per four characters of JSON. */
 export function estimateTokens(value: unknown): number {
@@ -58,9 +62,15 @@ export function hasEmptyCachedText(body: Body): boolean {
   return promptSegments(body).some(segment => cacheControlOf(segment) !== undefined && typeof segment === 'object' && segment !== null && !Array.isArray(segment) && segment['type'] === 'text' && segment['text'] === '')
 }
 
+/** How many block boundaries the API checks back from an explicit breakpoint for an earlier cache entry. */
+export const lookbackBlocks = 20
+
+interface Prefix { key: string; tokens: number; control: { ttl?: Json } | undefined }
+
 /**
- * A prefix-hash prompt cache: each `cache_control` breakpoint names the prefix up to it; a later request with the same
- * model and byte-identical prefix within the TTL reads it, otherwise the prefix up to the last breakpoint is written.
+ * A prefix-hash prompt cache: each `cache_control` breakpoint names the prefix up to it. A later request with the same
+ * model reads the longest byte-identical prefix cached within its TTL at a breakpoint or up to {@link lookbackBlocks}
+ * boundaries before one; the prefix up to the last breakpoint is written beyond what was read.
  */
 export class PromptCache {
   readonly #entries = new Map<string, number>()
@@ -70,14 +80,15 @@ export class PromptCache {
   /** Accounts one request's input tokens and updates the cache. */
   account(body: Body, nowMs = Date.now()): CacheAccounting {
     const segments = promptSegments(body)
-    const breakpoints = this.#breakpoints(String(body['model']), segments, body['cache_control'] !== undefined)
-    const totalTokens = estimateTokens(segments.map(withoutCacheControl))
-    const readTokens = Math.max(0, ...breakpoints.filter(point => (this.#entries.get(point.key) ?? 0) > nowMs).map(point => point.tokens))
-    const last = breakpoints.at(-1)
-    let writeTokens = 0
-    if (last !== undefined && last.tokens > readTokens) writeTokens = last.tokens - readTokens
-    for (const point of breakpoints) this.#entries.set(point.key, nowMs + point.ttlMs)
-    const writesOneHour = last !== undefined && last.ttlMs === oneHourMs
+    const prefixes = prefixesOf(modelOf(body), segments, body['cache_control'] !== undefined)
+    const breakpoints = prefixes.map((prefix, index) => ({ prefix, index })).filter(({ prefix }) => prefix.control !== undefined && prefix.tokens >= this.minCacheableTokens)
+    const totalTokens = prefixes.at(-1)?.tokens ?? 0
+    const readTokens = Math.max(0, ...breakpoints.flatMap(({ index }) => prefixes.slice(Math.max(0, index - lookbackBlocks + 1), index + 1))
+      .filter(prefix => (this.#entries.get(prefix.key) ?? 0) > nowMs).map(prefix => prefix.tokens))
+    const last = breakpoints.at(-1)?.prefix
+    const writeTokens = last !== undefined && last.tokens > readTokens ? last.tokens - readTokens : 0
+    for (const { prefix } of breakpoints) this.#entries.set(prefix.key, nowMs + ttlMsOf(prefix.control))
+    const writesOneHour = last !== undefined && ttlMsOf(last.control) === oneHourMs
     return {
       inputTokens: Math.max(0, totalTokens - readTokens - writeTokens),
       cacheCreationTokens: writeTokens,
@@ -86,20 +97,21 @@ export class PromptCache {
       cacheReadTokens: readTokens,
     }
   }
+}
 
-  #breakpoints(model: string, segments: Json[], automatic: boolean): Breakpoint[] {
-    const points: Breakpoint[] = []
-    const hash = createHash('sha256').update(model)
-    let characters = 0
-    segments.forEach((segment, index) => {
-      const text = JSON.stringify(withoutCacheControl(segment))
-      hash.update(text)
-      characters += text.length
-      const control = cacheControlOf(segment) ?? (automatic && index === segments.length - 1 ? {} : undefined)
-      const tokens = Math.ceil(characters / 4)
-      if (control === undefined || tokens < this.minCacheableTokens) return
-      points.push({ key: hash.copy().digest('hex'), tokens, ttlMs: control.ttl === '1h' ? oneHourMs : fiveMinutesMs })
-    })
-    return points
-  }
+function ttlMsOf(control: { ttl?: Json } | undefined): number {
+  return control?.ttl === '1h' ? oneHourMs : fiveMinutesMs
+}
+
+/** The hash and estimated size of the prompt up to each segment; top-level `cache_control` marks the last one. */
+function prefixesOf(model: string, segments: Json[], automatic: boolean): Prefix[] {
+  const hash = createHash('sha256').update(model)
+  let characters = 0
+  return segments.map((segment, index) => {
+    const text = JSON.stringify(withoutCacheControl(segment))
+    hash.update(text)
+    characters += text.length
+    const control = cacheControlOf(segment) ?? (automatic && index === segments.length - 1 ? {} : undefined)
+    return { key: hash.copy().digest('hex'), tokens: Math.ceil(characters / 4), control }
+  })
 }

@@ -56,6 +56,9 @@ export interface ScriptedStall { kind: 'stall'; afterEvents: number; message?: S
 /** Streams the first `afterEvents` SSE events of `message`, writes half an event and destroys the socket. */
 export interface ScriptedCut { kind: 'cut'; afterEvents: number; message?: ScriptedMessage }
 
+/** Streams the first `afterEvents` SSE events of `message`, then ends the response cleanly (no `message_stop`). */
+export interface ScriptedEarlyEnd { kind: 'early_end'; afterEvents: number; message?: ScriptedMessage }
+
 /** Streams the first `afterEvents` events of `message`, then an `event: error` with `errorType` and ends the response. */
 export interface ScriptedStreamError {
   kind: 'stream_error'
@@ -68,7 +71,7 @@ export interface ScriptedStreamError {
 export interface ScriptedOverloaded { kind: 'overloaded'; midStream?: boolean; afterEvents?: number; retryAfterMs?: number }
 
 /** Everything a test can script for one request. */
-export type ScriptedResponse = ScriptedMessage | ScriptedError | ScriptedStall | ScriptedCut | ScriptedStreamError | ScriptedOverloaded
+export type ScriptedResponse = ScriptedMessage | ScriptedError | ScriptedStall | ScriptedCut | ScriptedEarlyEnd | ScriptedStreamError | ScriptedOverloaded
 
 /** Which header carried the key, if any. */
 export type AuthStyle = 'x-api-key' | 'bearer' | 'none'

@@ -110,7 +110,7 @@ describe('anthropic provider: round trips', () => {
   })
 
   it('aborts the SDK call when the request signal fires', async () => {
-    fixture.server.enqueue({ kind: 'stall', afterEvents: 3 })
+    fixture.server.enqueue({ kind: 'stall', afterEvents: 4 })
     const controller = new AbortController()
     const pending = fixture.provider().stream(userRequest('hi', { signal: controller.signal }), () => controller.abort())
     const error = await rejectionOf(pending)

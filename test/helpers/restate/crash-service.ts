@@ -1,0 +1,43 @@
+/**
+ * A Restate endpoint run in a child process by the crash tests (`tsx crash-service.ts`). Env: `PORT` to listen on,
+ * `LEDGER` (a JSON-lines file every step closure appends to), `MARKER` (created by the step that kills its own
+ * process, so the restarted process lets that step finish).
+ */
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
+import * as restate from '@restatedev/restate-sdk'
+import { RestatePromise } from '@restatedev/restate-sdk'
+import { stepKey } from '../../../src/durable/runtime'
+import { restateRuntime } from '../../../src/restate/runtime'
+
+const ledger = process.env.LEDGER ?? ''
+const marker = process.env.MARKER ?? ''
+
+function record(entry: Record<string, unknown>): void {
+  appendFileSync(ledger, `${JSON.stringify({ ...entry, pid: process.pid })}\n`)
+}
+
+const crashProbe = restate.object({
+  name: 'CrashProbe',
+  handlers: {
+    run: async (ctx: restate.ObjectContext): Promise<string[]> => {
+      const durable = restateRuntime(ctx, { promises: RestatePromise, idSeed: ctx.key })
+      const results: string[] = []
+      for (const name of ['a', 'b', 'c']) {
+        results.push(await durable.step(stepKey('run', 'tool', name), async attempt => {
+          record({ step: name, resumed: attempt.resumed })
+          if (name === 'b' && !existsSync(marker)) {
+            writeFileSync(marker, String(process.pid))
+            await new Promise(resolve => setTimeout(resolve, 300)) // let the run command reach the server
+            process.kill(process.pid, 'SIGKILL')
+            await new Promise(() => {})
+          }
+          return `${name}:${attempt.resumed}`
+        }))
+      }
+      return results
+    },
+  },
+})
+
+const port = await restate.serve({ services: [crashProbe], port: Number(process.env.PORT), logger: () => {} })
+console.log(`listening ${port}`)

@@ -1,0 +1,217 @@
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import http2 from 'node:http2'
+import net from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import * as restate from '@restatedev/restate-sdk'
+import * as clients from '@restatedev/restate-sdk-clients'
+import { afterEach } from 'vitest'
+
+/** Options of `startRestateHarness`. */
+export interface RestateHarnessOptions {
+  /** Served in-process over HTTP/2 and registered as one deployment. */
+  services?: readonly restate.ServiceDefinition<string, unknown>[] | readonly unknown[]
+  /** Suspend on every await (`RESTATE_WORKER__INVOKER__INACTIVITY_TIMEOUT=0s`): every step boundary replays. */
+  alwaysReplay?: boolean
+  /** Extra server environment. */
+  env?: Record<string, string>
+}
+
+/** Response of a raw ingress request. */
+export interface IngressResponse<T = unknown> { status: number; body: T; invocationId: string | undefined }
+
+/** A running restate-server (plus, optionally, an in-process endpoint) for one test file. */
+export interface RestateHarness {
+  readonly ingressUrl: string
+  readonly adminUrl: string
+  /** Typed ingress client (`@restatedev/restate-sdk-clients`). */
+  readonly ingress: clients.Ingress
+  /** URI of the in-process endpoint, when services were given. */
+  readonly endpointUri: string | undefined
+  registerDeployment(uri: string): Promise<void>
+  /** POST `/{path}` with a JSON body; resolves with the status and parsed body. */
+  call<T = unknown>(route: string, body?: unknown, headers?: Record<string, string>): Promise<IngressResponse<T>>
+  /** POST `/{path}/send`; resolves with the invocation id. */
+  send(route: string, body?: unknown, headers?: Record<string, string>): Promise<string>
+  /** GET `/restate/invocation/{id}/attach`. */
+  attach<T = unknown>(invocationId: string): Promise<IngressResponse<T>>
+  /** Admin SQL query, rows as JSON. */
+  query<T = Record<string, unknown>>(sql: string): Promise<T[]>
+  /** `PATCH /invocations/{id}/cancel`; resolves with the HTTP status. */
+  cancel(invocationId: string): Promise<number>
+  /** `POST /restate/awakeables/{id}/resolve`; resolves with the HTTP status. */
+  resolveAwakeable(id: string, value: unknown): Promise<number>
+  /** Polls `predicate` until it returns a truthy value or `timeoutMs` passes. */
+  waitFor<T>(predicate: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs?: number, what?: string): Promise<T>
+  /** Everything the server printed so far. */
+  logs(): string
+  stop(): Promise<void>
+}
+
+/** A free loopback TCP port (closed again before returning; a race with another process is possible but rare). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+const sleepMs = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
+
+/** Polls until `predicate` is truthy. */
+export async function waitFor<T>(predicate: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      const value = await predicate()
+      if (value) return value
+    } catch {
+      // not ready yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleepMs(50)
+  }
+}
+
+/**
+ * Starts a restate-server from npm on free loopback ports with a temporary base dir and a fast retry policy,
+ * serves `services` in-process and registers them. `RESTATE_TEST_BACKEND=testcontainers` is refused unless
+ * `@restatedev/restate-sdk-testcontainers` is installed.
+ */
+export async function startRestateHarness(options: RestateHarnessOptions = {}): Promise<RestateHarness> {
+  if (process.env.RESTATE_TEST_BACKEND === 'testcontainers') await assertTestcontainers()
+  const [adminPort, ingressPort, fabricPort] = [await freePort(), await freePort(), await freePort()]
+  const baseDir = await mkdtemp(path.join(tmpdir(), 'zidane-restate-'))
+  let output = ''
+  const server = spawn(path.resolve('node_modules/.bin/restate-server'), [], {
+    env: {
+      ...process.env,
+      RESTATE_BASE_DIR: baseDir,
+      RESTATE_NODE_NAME: 'zidane-test',
+      RESTATE_CLUSTER_NAME: `zidane-test-${fabricPort}`,
+      RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${adminPort}`,
+      RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${ingressPort}`,
+      RESTATE_BIND_ADDRESS: `127.0.0.1:${fabricPort}`,
+      RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${fabricPort}/`,
+      RESTATE_LISTEN_MODE: 'tcp',
+      RESTATE_DEFAULT_NUM_PARTITIONS: '2',
+      RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms',
+      RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms',
+      RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS: 'unlimited',
+      RESTATE_LOG_FORMAT: 'compact',
+      ...(options.alwaysReplay ? { RESTATE_WORKER__INVOKER__INACTIVITY_TIMEOUT: '0s' } : {}),
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  server.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  server.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  const adminUrl = `http://127.0.0.1:${adminPort}`
+  const ingressUrl = `http://127.0.0.1:${ingressPort}`
+  let endpoint: http2.Http2Server | undefined
+  const stop = async (): Promise<void> => {
+    endpoint?.close()
+    await stopProcess(server)
+    await rm(baseDir, { recursive: true, force: true })
+  }
+  try {
+    await waitFor(async () => (await fetch(`${adminUrl}/health`)).ok, 30_000, 'restate admin /health')
+    await waitFor(async () => (await fetch(`${ingressUrl}/restate/health`)).ok, 30_000, 'restate ingress /restate/health')
+  } catch (error) {
+    await stop()
+    throw new Error(`restate-server did not become healthy:\n${output}`, { cause: error })
+  }
+  const harness = buildHarness(adminUrl, ingressUrl, () => output, stop)
+  if (!options.services || options.services.length === 0) return harness
+  const logger = (params: { level?: unknown }, message?: unknown, ...rest: unknown[]): void => {
+    output += `[sdk ${String(params.level)}] ${[message, ...rest].map(part => (part instanceof Error ? part.stack : String(part))).join(' ')}\n`
+  }
+  endpoint = http2.createServer(restate.createEndpointHandler({ services: options.services as restate.ServiceDefinition<string, unknown>[], logger }))
+  const endpointPort = await new Promise<number>(resolve => {
+    endpoint?.listen(0, '127.0.0.1', () => resolve((endpoint?.address() as net.AddressInfo).port))
+  })
+  const endpointUri = `http://127.0.0.1:${endpointPort}`
+  await harness.registerDeployment(endpointUri)
+  return { ...harness, endpointUri }
+}
+
+function buildHarness(adminUrl: string, ingressUrl: string, logs: () => string, stop: () => Promise<void>): RestateHarness {
+  const raw = async <T>(url: string, init: RequestInit): Promise<IngressResponse<T>> => {
+    const response = await fetch(url, init)
+    const text = await response.text()
+    let body: unknown = text
+    try { body = text ? JSON.parse(text) : undefined } catch { /* not JSON */ }
+    return { status: response.status, body: body as T, invocationId: response.headers.get('x-restate-id') ?? undefined }
+  }
+  const jsonHeaders = (headers: Record<string, string> = {}): Record<string, string> => ({ 'content-type': 'application/json', ...headers })
+  return {
+    adminUrl,
+    ingressUrl,
+    endpointUri: undefined,
+    ingress: clients.connect({ url: ingressUrl }),
+    async registerDeployment(uri) {
+      const response = await fetch(`${adminUrl}/deployments`, { method: 'POST', headers: jsonHeaders(), body: JSON.stringify({ uri, force: true }) })
+      if (!response.ok) throw new Error(`registering ${uri} failed: ${response.status} ${await response.text()}`)
+    },
+    call: (route, body, headers) => raw(`${ingressUrl}/${route}`, { method: 'POST', headers: jsonHeaders(headers), body: JSON.stringify(body ?? null) }),
+    async send(route, body, headers) {
+      const response = await raw<{ invocationId: string }>(`${ingressUrl}/${route}/send`, { method: 'POST', headers: jsonHeaders(headers), body: JSON.stringify(body ?? null) })
+      if (response.status !== 202 && response.status !== 200) throw new Error(`send ${route} failed: ${response.status} ${JSON.stringify(response.body)}`)
+      return response.body.invocationId
+    },
+    attach: id => raw(`${ingressUrl}/restate/invocation/${id}/attach`, { method: 'GET' }),
+    async query<T>(sql: string) {
+      const response = await fetch(`${adminUrl}/query`, { method: 'POST', headers: jsonHeaders({ accept: 'application/json' }), body: JSON.stringify({ query: sql }) })
+      if (!response.ok) throw new Error(`query failed: ${response.status} ${await response.text()}`)
+      return ((await response.json()) as { rows: T[] }).rows
+    },
+    async cancel(id) {
+      return (await fetch(`${adminUrl}/invocations/${id}/cancel`, { method: 'PATCH' })).status
+    },
+    async resolveAwakeable(id, value) {
+      return (await fetch(`${ingressUrl}/restate/awakeables/${id}/resolve`, { method: 'POST', headers: jsonHeaders(), body: JSON.stringify(value) })).status
+    },
+    waitFor,
+    logs,
+    stop,
+  }
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+  await exited
+  clearTimeout(timer)
+}
+
+async function assertTestcontainers(): Promise<void> {
+  const specifier = '@restatedev/restate-sdk-testcontainers'
+  try {
+    await import(specifier)
+  } catch {
+    throw new Error('RESTATE_TEST_BACKEND=testcontainers needs `@restatedev/restate-sdk-testcontainers` (and a Docker daemon); it is not installed. Unset RESTATE_TEST_BACKEND to use the local restate-server binary.')
+  }
+  throw new Error('RESTATE_TEST_BACKEND=testcontainers: the package is installed, but this harness only drives the local restate-server binary so far.')
+}
+
+/** Prints the server logs after every failed test of the file. */
+export function printLogsOnFailure(harness: () => RestateHarness | undefined): void {
+  afterEach(context => {
+    if (context.task.result?.state !== 'fail') return
+    const logs = harness()?.logs() ?? ''
+    console.error(`---- restate-server logs (${context.task.name}) ----\n${logs.slice(-20_000)}`)
+  })
+}
+
+/** The two server modes every integration scenario runs in. */
+export const REPLAY_MODES = [{ mode: 'normal', alwaysReplay: false }, { mode: 'always-replay', alwaysReplay: true }] as const

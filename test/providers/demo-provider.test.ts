@@ -1,0 +1,47 @@
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { createAgent } from 'zidane'
+import { demoProvider } from 'zidane/providers'
+import { createBuiltinTools, createInteractionTools, createSpawnTool } from 'zidane/tools'
+
+async function demoAgent() {
+  const root = await mkdtemp(join(tmpdir(), 'zidane-demo-'))
+  const spawn = createSpawnTool({ createAgent, childAgent: () => ({ provider: demoProvider() }) })
+  const agent = createAgent({
+    provider: demoProvider(),
+    tools: [...createBuiltinTools({ root }), spawn, ...createInteractionTools({ requestInteraction: request => { void agent.runtime.resolveAwakeable(request.awakeable.id, 'green') } })],
+  })
+  return agent
+}
+
+describe('the demo model', () => {
+  it('echoes a prompt without directives', async () => {
+    const stats = await (await demoAgent()).run({ prompt: 'hello there' })
+    expect(stats.text).toBe('Echo: hello there')
+  })
+
+  it('asks the user and answers with what they said', async () => {
+    const stats = await (await demoAgent()).run({ prompt: 'ask: favourite colour?' })
+    expect(stats.text).toBe('You said: green')
+  })
+
+  it('writes, reads and lists files, and runs shell commands, one directive per turn', async () => {
+    const stats = await (await demoAgent()).run({ prompt: 'write: notes.txt hello file\nread: notes.txt\nlist: .\nshell: echo from-shell' })
+    expect(stats.turns).toBe(5)
+    expect(stats.text).toContain('hello file')
+    expect(stats.text).toContain('notes.txt')
+    expect(stats.text).toContain('from-shell')
+  })
+
+  it('spawns one child per task in a single turn and summarizes their answers', async () => {
+    const agent = await demoAgent()
+    const started: string[] = []
+    agent.hooks.hook('child:run:start', event => { started.push(event.task) })
+    const stats = await agent.run({ prompt: 'spawn: alpha | beta | gamma' })
+    expect(started).toEqual(['alpha', 'beta', 'gamma'])
+    expect(stats.turns).toBe(2)
+    expect(stats.text).toBe('Children answered: Echo: alpha / Echo: beta / Echo: gamma')
+  })
+})

@@ -1,0 +1,63 @@
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RestateHarness } from '../helpers/restate/restate-harness'
+import { freePort, printLogsOnFailure, REPLAY_MODES, startRestateHarness, waitFor } from '../helpers/restate/restate-harness'
+
+interface LedgerEntry { step: string; resumed: boolean; pid: number }
+
+function startService(port: number, ledger: string, marker: string): ChildProcess {
+  const script = path.resolve('test/helpers/restate/crash-service.ts')
+  // One process (no tsx wrapper), so the SIGKILL the step sends itself is what the test observes.
+  return spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, PORT: String(port), LEDGER: ledger, MARKER: marker },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+}
+
+async function listening(child: ChildProcess): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => { if (chunk.toString().includes('listening')) resolve() })
+    child.once('exit', code => reject(new Error(`service exited early (${code})`)))
+  })
+}
+
+describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) => {
+  let harness: RestateHarness | undefined
+  const dir = mkdtempSync(path.join(tmpdir(), 'zidane-crash-'))
+  const children: ChildProcess[] = []
+  beforeAll(async () => { harness = await startRestateHarness({ alwaysReplay }) })
+  afterAll(async () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await harness?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  printLogsOnFailure(() => harness)
+
+  it('re-runs the cut-off step with resumed: true and every other step with resumed: false', async () => {
+    const h = harness as RestateHarness
+    const port = await freePort()
+    const ledger = path.join(dir, 'ledger.jsonl')
+    const marker = path.join(dir, 'marker')
+    const first = startService(port, ledger, marker)
+    children.push(first)
+    await listening(first)
+    await h.registerDeployment(`http://127.0.0.1:${port}`)
+    const exited = new Promise<NodeJS.Signals | null>(resolve => first.once('exit', (_code, signal) => resolve(signal)))
+    const invocationId = await h.send('CrashProbe/k1/run')
+    expect(await exited).toBe('SIGKILL')
+    expect(existsSync(marker)).toBe(true)
+    const second = startService(port, ledger, marker)
+    children.push(second)
+    await listening(second)
+    const result = await h.attach<string[]>(invocationId)
+    expect(result.status).toBe(200)
+    expect(result.body).toEqual(['a:false', 'b:true', 'c:false'])
+    const entries = readFileSync(ledger, 'utf8').trim().split('\n').map(line => JSON.parse(line) as LedgerEntry)
+    expect(entries.map(entry => `${entry.step}:${entry.resumed}:${entry.pid === first.pid ? 1 : 2}`)).toEqual(['a:false:1', 'b:false:1', 'b:true:2', 'c:false:2'])
+    await waitFor(async () => (await h.query(`SELECT status FROM sys_invocation WHERE id = '${invocationId}'`))[0]?.status === 'completed', 10_000, 'completed')
+  })
+})
