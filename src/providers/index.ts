@@ -1,3 +1,5 @@
 export * from './content'
 export * from './provider'
 export { demoProvider } from './demo-provider'
+export { anthropic, computeCostUsd, defaultModel, defaultPrices } from './anthropic/index'
+export type { AnthropicOptions, ModelPrices, PriceTable } from './anthropic/index'

@@ -1,0 +1,93 @@
+import type { AgentStats } from 'zidane'
+import type { SessionRun, SessionStatus, SessionTurn, RunTotals } from 'zidane/session'
+
+/**
+ * The durable names of our Restate services and the shapes their handlers exchange. These names are permanent:
+ * they are in every journal. The gateway imports only this file (types and names), never the handlers.
+ */
+export const SESSION_SERVICE = 'session'
+export const CHILD_SERVICE = 'child'
+export const RESUMER_SERVICE = 'resumer'
+
+/** Input of `session/<key>/run` (exclusive). The key is `<tenant>~<sessionId>`, built by the gateway. */
+export interface SessionRunRequest {
+  prompt: string
+  model?: string
+  maxTurns?: number
+}
+
+/** Output of `session/<key>/run`. */
+export interface SessionRunResult {
+  sessionId: string
+  status: AgentStats['status']
+  text: string
+  stats: AgentStats
+}
+
+/** A question waiting for an answer, as `session/<key>/get` and `pending` report it. */
+export interface PendingQuestion {
+  id: string
+  kind: 'ask_user' | 'present_plan' | 'approval'
+  question: string
+  options?: string[]
+  createdAt: number
+  expiresAt?: number
+}
+
+/** What the session's run invocation is doing, recorded in state so the gateway can find and cancel it. */
+export interface CurrentInvocation {
+  invocationId: string
+  status: 'running' | 'completed' | 'failed' | 'cancelled'
+  startedAt: number
+  endedAt?: number
+}
+
+/** Output of the shared handler `session/<key>/get`. `exists` is false for a key that never ran. */
+export interface SessionView {
+  exists: boolean
+  id: string
+  status: SessionStatus | 'cancelled'
+  turns: SessionTurn[]
+  runs: SessionRun[]
+  usage: RunTotals
+  pending: PendingQuestion[]
+  invocation?: CurrentInvocation
+}
+
+/** One run event, in the session's ordered, addressable event log (`seq` starts at 1). */
+export interface SessionEvent {
+  seq: number
+  type: 'run:start' | 'turn:end' | 'tool:start' | 'tool:end' | 'question' | 'answer' | 'child:start' | 'child:end' | 'run:end'
+  at: number
+  data: Record<string, unknown>
+}
+
+/** Input of the shared handler `session/<key>/events`: events with `seq > after`, at most `limit` (default 100). */
+export interface SessionEventsRequest { after?: number; limit?: number }
+
+/** Input of `resumer/<awakeableId>/register`, sent by the session object when it parks on a question. */
+export interface RegisterQuestionRequest {
+  sessionKey: string
+  kind: PendingQuestion['kind']
+  question: string
+  options?: string[]
+  createdAt: number
+  expiresAt?: number
+}
+
+/** Input of `resumer/<awakeableId>/answer`. */
+export interface AnswerRequest { answer: unknown }
+
+/** Output of `resumer/<awakeableId>/answer`: `answered`, or why not (the gateway maps these to 404 / 409 / 410). */
+export interface AnswerResult {
+  outcome: 'answered' | 'unknown' | 'already_answered' | 'expired'
+  sessionKey?: string
+}
+
+/** Output of the shared handler `resumer/<awakeableId>/describe`: the question's owner and state. */
+export interface QuestionRecord extends RegisterQuestionRequest {
+  awakeableId: string
+  state: 'open' | 'answered' | 'expired'
+  answer?: unknown
+  answeredAt?: number
+}
