@@ -204,7 +204,9 @@ function observeDirectAwait<T>(promise: Promise<T>, onRejected: (error: unknown)
 
 async function mergeFinished(finished: FinishedChild[], turnRecord: SessionTurn, options: RestateSpawnToolOptions, labels: { next(session: Session | undefined): string }): Promise<void> {
   const answered = new Set(turnRecord.content.flatMap(block => (block.type === 'tool_result' ? [block.toolUseId] : [])))
-  const ready = finished.filter(child => answered.has(child.callId))
+  const order = [...answered]
+  // Merge in submission order (the order of the results), whatever order the children finished in.
+  const ready = finished.filter(child => answered.has(child.callId)).sort((left, right) => order.indexOf(left.callId) - order.indexOf(right.callId))
   for (const child of ready) {
     finished.splice(finished.indexOf(child), 1)
     const merged = await mergeChild(child.ctx, { ...child.result, label: child.label, depth: 1, task: child.request.task }, child.ctx.depth + 1, child.ctx.runId, child.callId, options, labels)

@@ -4,8 +4,9 @@ import type { SqliteJournal } from './sqlite-journal'
 
 /**
  * Sessions in the file: a header row (JSON without turns) and one row per turn (`UNIQUE (session_id, turn_id)`, so
- * appending a turn twice is a no-op). Writes are buffered and committed with the runtime's next transaction (the
- * next step's start marker or result, or the run's release): a crash loses at most writes a replay makes again.
+ * appending a turn twice is a no-op). Turn and status writes are buffered and committed with the runtime's next
+ * transaction (the next step's start marker or result, or the run's release): a crash loses at most writes a replay
+ * makes again. Header writes (run records) are committed at once.
  */
 export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
   const writeHeader = (meta: SessionMeta): void => {
@@ -14,6 +15,9 @@ export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
       journal.sql(`INSERT INTO sessions (id, status, header, updated_at) VALUES (?, ?, ?, ?)
         ON CONFLICT (id) DO UPDATE SET status = excluded.status, header = excluded.header, updated_at = excluded.updated_at`).run(meta.id, meta.status, header, meta.updatedAt)
     })
+    // Headers change at run start and end, not per turn: committing them now (light) keeps a run's record (its
+    // prompt, limits and checkpoint) in the file even when the process dies before the run's first step.
+    journal.flush()
   }
   const writeTurns = (sessionId: string, turns: readonly SessionTurn[]): void => {
     const rows = turns.map(turn => [turn.id, JSON.stringify(turn)] as const)
@@ -33,8 +37,8 @@ export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
     },
     async save(session) {
       const { turns, ...meta } = session
-      writeHeader(meta)
       writeTurns(session.id, turns)
+      writeHeader(meta)
     },
     async appendTurns(sessionId, turns) { if (turns.length > 0) writeTurns(sessionId, turns) },
     async saveMeta(_sessionId, meta) { writeHeader(meta) },

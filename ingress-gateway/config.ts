@@ -1,0 +1,106 @@
+import { createHash, randomBytes } from 'node:crypto'
+
+/** Everything the gateway needs to run. Restate is reached only through these URLs (tests point them anywhere). */
+export interface GatewayConfig {
+  /** API keys; each is a tenant. Empty only in open mode. */
+  apiKeys: readonly string[]
+  /** Open dev mode: no auth, every caller is tenant `open`. Only when no keys are configured. */
+  open: boolean
+  /** Restate ingress base URL, without a trailing slash. */
+  restateIngressUrl: string
+  /** Restate admin API base URL, without a trailing slash. */
+  restateAdminUrl: string
+  port: number
+  host: string
+  /** Base of the links the gateway hands out (answer URLs), without a trailing slash. */
+  publicUrl: string
+  /** HMAC-SHA256 secret of answer-link tokens. */
+  answerSecret: string
+  bodyLimitBytes: number
+  /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
+  logger?: boolean
+}
+
+/** Thrown when the environment does not describe a runnable gateway; the message says what to set. */
+export class GatewayConfigError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'GatewayConfigError'
+  }
+}
+
+const MIN_SECRET_LENGTH = 16
+const ONE_MIB = 1024 * 1024
+
+/**
+ * Reads the gateway configuration from environment variables (see `ingress-gateway/README.md`). Throws
+ * {@link GatewayConfigError} when there are no API keys and `GATEWAY_OPEN=1` is not set, or when a value is malformed.
+ */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const apiKeys = (env.GATEWAY_API_KEYS ?? '').split(',').map((key) => key.trim()).filter((key) => key !== '')
+  const open = apiKeys.length === 0 && env.GATEWAY_OPEN === '1'
+  if (apiKeys.length === 0 && !open) {
+    throw new GatewayConfigError('No API keys: set GATEWAY_API_KEYS=<key>[,<key>...], or GATEWAY_OPEN=1 to run without auth (development only).')
+  }
+  const host = nonEmpty(env.GATEWAY_HOST) ?? '127.0.0.1'
+  const port = integerVariable(env, 'GATEWAY_PORT', 3000, 0, 65535)
+  return {
+    apiKeys,
+    open,
+    restateIngressUrl: urlVariable(env, 'RESTATE_INGRESS_URL', 'http://127.0.0.1:8080'),
+    restateAdminUrl: urlVariable(env, 'RESTATE_ADMIN_URL', 'http://127.0.0.1:9070'),
+    port,
+    host,
+    publicUrl: urlVariable(env, 'GATEWAY_PUBLIC_URL', defaultPublicUrl(host, port)),
+    answerSecret: answerSecret(env, apiKeys),
+    bodyLimitBytes: integerVariable(env, 'GATEWAY_BODY_LIMIT_BYTES', ONE_MIB, 1, Number.MAX_SAFE_INTEGER),
+  }
+}
+
+/**
+ * The default answer-link secret: derived from the API keys (stable across restarts and replicas that share the keys;
+ * rotating the keys invalidates outstanding links), or random per process in open mode.
+ */
+export function defaultAnswerSecret(apiKeys: readonly string[]): string {
+  if (apiKeys.length === 0) return randomBytes(32).toString('base64url')
+  const hash = createHash('sha256').update('zidane-gateway/answer-secret/v1')
+  for (const key of [...apiKeys].sort()) hash.update('\n').update(key)
+  return hash.digest('base64url')
+}
+
+function answerSecret(env: NodeJS.ProcessEnv, apiKeys: readonly string[]): string {
+  const configured = nonEmpty(env.GATEWAY_ANSWER_SECRET)
+  if (configured === undefined) return defaultAnswerSecret(apiKeys)
+  if (configured.length < MIN_SECRET_LENGTH) throw new GatewayConfigError(`GATEWAY_ANSWER_SECRET must be at least ${MIN_SECRET_LENGTH} characters.`)
+  return configured
+}
+
+function defaultPublicUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim()
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed
+}
+
+function integerVariable(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name])
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw) || value < min || value > max) throw new GatewayConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}".`)
+  return value
+}
+
+function urlVariable(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = nonEmpty(env[name]) ?? fallback
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new GatewayConfigError(`${name} must be an absolute http(s) URL, got "${raw}".`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new GatewayConfigError(`${name} must be an http(s) URL, got "${raw}".`)
+  return raw.replace(/\/+$/, '')
+}

@@ -1,0 +1,114 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+
+/**
+ * Every error the gateway answers with: a stable code, its HTTP status and what it means. Codes are permanent (clients
+ * branch on them); `ERRORS.md` documents the same list and a test keeps the two in sync.
+ */
+export const GATEWAY_ERROR_CODES = {
+  invalid_request: { status: 400, description: 'The request does not match the route schema (body, params, query or headers), or the body is not valid JSON. The message names the field.' },
+  unauthorized: { status: 401, description: 'The `Authorization: Bearer <key>` header is missing, malformed, or carries a key the gateway does not know.' },
+  bad_token: { status: 403, description: 'The `token` of an answer link does not match the question id.' },
+  route_not_found: { status: 404, description: 'No route matches the method and path.' },
+  session_not_found: { status: 404, description: 'The session does not exist for this API key (sessions of other keys are invisible).' },
+  question_not_found: { status: 404, description: 'No pending question has this id, or it belongs to another API key.' },
+  nothing_running: { status: 409, description: 'Cancel was asked but the session has no running invocation.' },
+  already_answered: { status: 409, description: 'The question was answered before; the first answer stands.' },
+  run_cancelled: { status: 409, description: 'The run awaited with `?wait=true` was cancelled before it finished.' },
+  question_expired: { status: 410, description: 'The question expired before it was answered.' },
+  payload_too_large: { status: 413, description: 'The request body is over the limit (`GATEWAY_BODY_LIMIT_BYTES`, default 1 MiB).' },
+  unsupported_media_type: { status: 415, description: 'The request body is not `application/json`.' },
+  internal_error: { status: 500, description: 'An unexpected error in the gateway. The message is generic; details are in the gateway log.' },
+  run_failed: { status: 500, description: 'The run awaited with `?wait=true` ended with a terminal error in Restate; the message carries it.' },
+  restate_error: { status: 502, description: 'Restate answered with an unexpected error (for example a service that is not registered); the message carries its status and text.' },
+  restate_unavailable: { status: 503, description: 'Restate (ingress or admin API) cannot be reached or timed out.' },
+} as const satisfies Record<string, { status: number; description: string }>
+
+/** A stable gateway error code, one of {@link GATEWAY_ERROR_CODES}. */
+export type GatewayErrorCode = keyof typeof GATEWAY_ERROR_CODES
+
+/** An error the gateway answers with as `{ error: { code, message } }` and the code's status. */
+export class GatewayError extends Error {
+  readonly code: GatewayErrorCode
+  readonly statusCode: number
+
+  constructor(code: GatewayErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'GatewayError'
+    this.code = code
+    this.statusCode = GATEWAY_ERROR_CODES[code].status
+  }
+}
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  error: { code: GatewayErrorCode; message: string }
+}
+
+/** Fastify's own error codes that are the client's fault, and the gateway code each becomes. */
+const FASTIFY_CODES: Partial<Record<string, GatewayErrorCode>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_request',
+  FST_ERR_BAD_URL: 'invalid_request',
+  FST_ERR_ASYNC_CONSTRAINT: 'invalid_request',
+}
+
+interface ValidationIssue {
+  instancePath: string
+  keyword: string
+  params: Record<string, unknown>
+  message?: string | undefined
+}
+
+/** A precise one-line message for a schema violation, naming the field: `body.prompt must be string`. */
+export function describeValidation(context: string, issue: ValidationIssue): string {
+  const path = [context, ...issue.instancePath.split('/').filter((part) => part !== '')].join('.')
+  const { params } = issue
+  if (issue.keyword === 'required') return `${path}.${String(params.missingProperty)} is required`
+  if (issue.keyword === 'additionalProperties') return `${path}.${String(params.additionalProperty)} is not allowed`
+  return `${path} ${issue.message ?? 'is invalid'}`
+}
+
+function toGatewayError(error: FastifyError): GatewayError {
+  if (error instanceof GatewayError) return error
+  const [issue] = error.validation ?? []
+  if (issue !== undefined) return new GatewayError('invalid_request', describeValidation(error.validationContext ?? 'request', issue))
+  const mapped = FASTIFY_CODES[error.code]
+  if (mapped === 'invalid_request' && error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new GatewayError(mapped, 'body is not valid JSON')
+  if (mapped !== undefined) return new GatewayError(mapped, error.message)
+  if (error.statusCode === 415) return new GatewayError('unsupported_media_type', error.message)
+  if (error.statusCode === 413) return new GatewayError('payload_too_large', error.message)
+  return new GatewayError('internal_error', 'internal error')
+}
+
+/** Installs the one error handler and the not-found handler: every failure leaves as `{ error: { code, message } }`. */
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const mapped = toGatewayError(error)
+    if (mapped.code === 'internal_error') request.log.error({ err: error }, 'unhandled gateway error')
+    else if (mapped.statusCode >= 500) request.log.warn({ code: mapped.code, message: mapped.message }, 'upstream error')
+    const body: ErrorBody = { error: { code: mapped.code, message: mapped.message } }
+    if (mapped.code === 'unauthorized') void reply.header('www-authenticate', 'Bearer')
+    return reply.status(mapped.statusCode).send(body)
+  })
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const body: ErrorBody = { error: { code: 'route_not_found', message: `no route ${request.method} ${request.url.split('?')[0] ?? ''}` } }
+    return reply.status(404).send(body)
+  })
+}
+
+/** JSON schema of {@link ErrorBody}, used in every route's error responses. */
+export const errorResponseSchema = {
+  type: 'object',
+  description: 'Error: see ERRORS.md for the codes.',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string', enum: Object.keys(GATEWAY_ERROR_CODES) }, message: { type: 'string' } },
+    },
+  },
+} as const

@@ -1,0 +1,170 @@
+import {
+  RESUMER_SERVICE,
+  SESSION_SERVICE,
+  type AnswerRequest,
+  type AnswerResult,
+  type QuestionRecord,
+  type SessionEvent,
+  type SessionEventsRequest,
+  type SessionRunRequest,
+  type SessionRunResult,
+  type SessionView,
+} from '../services/contract'
+import { GatewayError } from './errors'
+
+/** Restate answered a call with an error status. `status` is the HTTP status (for terminal errors, their code). */
+export class RestateCallError extends Error {
+  readonly status: number
+
+  constructor(status: number, message: string) {
+    super(message)
+    this.name = 'RestateCallError'
+    this.status = status
+  }
+}
+
+/** Where Restate listens. */
+export interface RestateEndpoints {
+  ingressUrl: string
+  adminUrl: string
+}
+
+/** Accepted send of a `session/<key>/run`. `status` is Restate's: `Accepted`, or `PreviouslyAccepted` for a repeated idempotency key. */
+export interface SendResult {
+  invocationId: string
+  status?: string
+}
+
+/** Whether each Restate API answered its health check. */
+export interface RestateHealth {
+  admin: boolean
+  ingress: boolean
+}
+
+/**
+ * A typed client of the Restate ingress and admin HTTP APIs for the gateway. It forwards no credentials: only
+ * `content-type` and `idempotency-key` reach Restate (request headers are stored in the journal). Network failures and
+ * timeouts throw `GatewayError('restate_unavailable')`; error statuses throw {@link RestateCallError}.
+ */
+export interface RestateClient {
+  sendRun(key: string, request: SessionRunRequest, idempotencyKey?: string): Promise<SendResult>
+  /** Waits for the invocation to end; its output, or a {@link RestateCallError} (409 `Cancelled`, …). */
+  attach(invocationId: string, signal?: AbortSignal): Promise<SessionRunResult>
+  getSession(key: string): Promise<SessionView>
+  events(key: string, after: number, limit: number): Promise<SessionEvent[]>
+  answer(awakeableId: string, answer: unknown): Promise<AnswerResult>
+  /** The question's record, or undefined when the resumer does not know the id. */
+  describeQuestion(awakeableId: string): Promise<QuestionRecord | undefined>
+  cancel(invocationId: string): Promise<void>
+  health(): Promise<RestateHealth>
+}
+
+const CALL_TIMEOUT_MS = 10_000
+const HEALTH_TIMEOUT_MS = 2_000
+
+interface CallOptions {
+  method: 'GET' | 'POST' | 'PATCH'
+  body?: unknown
+  idempotencyKey?: string | undefined
+  /** Absent: {@link CALL_TIMEOUT_MS}. A given signal replaces the timeout (attach waits as long as the run takes). */
+  signal?: AbortSignal | undefined
+}
+
+/** Builds the {@link RestateClient} over `fetch`. */
+export function createRestateClient(endpoints: RestateEndpoints): RestateClient {
+  const ingress = (...parts: string[]): string => [endpoints.ingressUrl, ...parts.map(encodeURIComponent)].join('/')
+  const session = (key: string, handler: string): string => `${ingress(SESSION_SERVICE, key)}/${handler}`
+  const resumer = (id: string, handler: string): string => `${ingress(RESUMER_SERVICE, id)}/${handler}`
+  return {
+    async sendRun(key, request, idempotencyKey) {
+      return call<SendResult>(`${session(key, 'run')}/send`, { method: 'POST', body: request, idempotencyKey })
+    },
+    async attach(invocationId, signal) {
+      return call<SessionRunResult>(`${endpoints.ingressUrl}/restate/invocation/${encodeURIComponent(invocationId)}/attach`, {
+        method: 'GET',
+        signal: signal ?? new AbortController().signal,
+      })
+    },
+    async getSession(key) {
+      return call<SessionView>(session(key, 'get'), { method: 'POST', body: null })
+    },
+    async events(key, after, limit) {
+      const request: SessionEventsRequest = { after, limit }
+      return (await call<SessionEvent[] | null>(session(key, 'events'), { method: 'POST', body: request })) ?? []
+    },
+    async answer(awakeableId, answer) {
+      const request: AnswerRequest = { answer }
+      return call<AnswerResult>(resumer(awakeableId, 'answer'), { method: 'POST', body: request })
+    },
+    async describeQuestion(awakeableId) {
+      try {
+        return (await call<QuestionRecord | null | undefined>(resumer(awakeableId, 'describe'), { method: 'POST', body: null })) ?? undefined
+      } catch (error) {
+        if (error instanceof RestateCallError && error.status === 404) return undefined
+        throw error
+      }
+    },
+    async cancel(invocationId) {
+      await call<unknown>(`${endpoints.adminUrl}/invocations/${encodeURIComponent(invocationId)}/cancel`, { method: 'PATCH' })
+    },
+    async health() {
+      const [admin, ingressUp] = await Promise.all([
+        isUp(`${endpoints.adminUrl}/health`),
+        isUp(`${endpoints.ingressUrl}/restate/health`),
+      ])
+      return { admin, ingress: ingressUp }
+    },
+  }
+}
+
+async function call<T>(url: string, options: CallOptions): Promise<T> {
+  const headers: Record<string, string> = {}
+  if (options.body !== undefined) headers['content-type'] = 'application/json'
+  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey
+  let response: Response
+  let text: string
+  try {
+    response = await fetch(url, {
+      method: options.method,
+      headers,
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      signal: options.signal ?? AbortSignal.timeout(CALL_TIMEOUT_MS),
+    })
+    text = await response.text()
+  } catch (error) {
+    throw new GatewayError('restate_unavailable', `Restate is unreachable (${describeFailure(error)})`, { cause: error })
+  }
+  if (!response.ok) throw callError(response.status, text)
+  return (text === '' ? undefined : JSON.parse(text)) as T
+}
+
+/** Restate's error bodies are `{ code?, message }` JSON; anything else is kept as text. */
+function callError(status: number, text: string): RestateCallError | GatewayError {
+  let message = text
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown }
+    if (typeof parsed.message === 'string') message = parsed.message
+  } catch {
+    // not JSON: keep the raw text
+  }
+  if (status === 503) return new GatewayError('restate_unavailable', `Restate is unavailable: ${message}`)
+  return new RestateCallError(status, message)
+}
+
+async function isUp(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) })
+    await response.body?.cancel()
+    return response.ok
+  } catch {
+    return false
+  }
+}
+
+function describeFailure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  if (error.name === 'TimeoutError') return 'timed out'
+  const cause = error.cause
+  if (cause instanceof Error && 'code' in cause && typeof cause.code === 'string') return cause.code
+  return error.message
+}

@@ -1,0 +1,48 @@
+import * as restate from '@restatedev/restate-sdk'
+import type { JsonValue } from 'zidane/durable'
+import { raceWithTimeout } from 'zidane/restate'
+import type { ToolContext, ToolDef, ToolResult } from 'zidane'
+import type { PendingQuestion } from '../contract'
+import type { ResumerObject } from '../resumer/resumer-object'
+import { RESUMER_SERVICE } from '../contract'
+
+/** State key of the session's open questions. Durable name: never rename. */
+export const PENDING_QUESTIONS_KEY = 'pending_questions'
+
+const Resumer: ResumerObject = { name: RESUMER_SERVICE } as ResumerObject
+
+/**
+ * `ask_user` and `present_plan` for the session object: each call mints an awakeable, registers the question with
+ * the resumer (a journaled one-way call), lists it in the session's pending questions, and parks until the resumer
+ * resolves it. A parked invocation suspends, so a question can wait for days.
+ */
+export function restateInteractionTools(ctx: restate.ObjectContext, options: { timeoutMs?: number } = {}): ToolDef[] {
+  const tool = (kind: PendingQuestion['kind'], description: string, field: 'question' | 'plan'): ToolDef => ({
+    spec: {
+      name: kind,
+      description,
+      inputSchema: { type: 'object', properties: { [field]: { type: 'string', minLength: 1 }, ...(field === 'question' ? { options: { type: 'array', items: { type: 'string' } } } : {}) }, required: [field], additionalProperties: false },
+    },
+    journal: 'self',
+    execute: (input, toolCtx) => park(ctx, kind, String(input[field]), input.options, toolCtx, options.timeoutMs),
+  })
+  return [
+    tool('ask_user', 'Ask the user a question and wait for the answer.', 'question'),
+    tool('present_plan', 'Present a plan to the user and wait for approval or changes.', 'plan'),
+  ]
+}
+
+async function park(ctx: restate.ObjectContext, kind: PendingQuestion['kind'], question: string, choices: JsonValue | undefined, toolCtx: ToolContext, timeoutMs: number | undefined): Promise<ToolResult> {
+  const awakeable = ctx.awakeable<JsonValue>()
+  const createdAt = await ctx.date.now()
+  const pending: PendingQuestion = { id: awakeable.id, kind, question, createdAt, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}), ...(timeoutMs ? { expiresAt: createdAt + timeoutMs } : {}) }
+  ctx.objectSendClient(Resumer, awakeable.id).register({ sessionKey: ctx.key, kind, question, createdAt, ...(pending.options ? { options: pending.options } : {}), ...(pending.expiresAt ? { expiresAt: pending.expiresAt } : {}) })
+  const open = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
+  ctx.set(PENDING_QUESTIONS_KEY, [...open, pending])
+  await toolCtx.hooks.callHook('interaction:request', { kind, sessionId: toolCtx.sessionId, runId: toolCtx.runId, callId: toolCtx.callId, question, awakeable: { id: awakeable.id } })
+  const outcome = await raceWithTimeout(ctx, awakeable.promise, { promises: restate.RestatePromise, ...(timeoutMs ? { timeoutMs } : {}) })
+  const still = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
+  ctx.set(PENDING_QUESTIONS_KEY, still.filter(entry => entry.id !== awakeable.id))
+  if (outcome.timedOut) return { content: 'No answer arrived before the deadline.', isError: true }
+  return { content: typeof outcome.value === 'string' ? outcome.value : JSON.stringify(outcome.value) }
+}

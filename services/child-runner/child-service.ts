@@ -1,0 +1,55 @@
+import * as restate from '@restatedev/restate-sdk'
+import { createAgent } from 'zidane'
+import type { AgentStats } from 'zidane'
+import { restateRuntime, restateSpawnTool } from 'zidane/restate'
+import type { ChildRunRequest, ChildRunResult, MergedChild } from 'zidane/restate'
+import { createSession } from 'zidane/session'
+import { createBuiltinTools } from 'zidane/tools'
+import { loadServicesConfig } from '../config'
+import { CHILD_SERVICE } from '../contract'
+import { servicesProvider } from '../model-provider'
+import { sessionWorkspace } from '../workspace'
+
+const config = loadServicesConfig()
+
+function refusedStats(request: ChildRunRequest, now: number): AgentStats {
+  return { runId: 'refused', sessionId: request.sessionId ?? '', status: 'error', suspended: false, turns: 0, toolCalls: 0, modelRequests: 0, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, wallMs: 0, startedAt: now, endedAt: now, text: '' }
+}
+
+async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise<ChildRunResult> {
+  const startedAt = await ctx.date.now()
+  if (request.depth > config.maxChildDepth) {
+    const error = `Sub-agent depth ${request.depth} is above the maximum of ${config.maxChildDepth}; the task was not run.`
+    return { text: '', status: 'error', error, stats: refusedStats(request, startedAt), turns: [], startedAt, endedAt: startedAt }
+  }
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id })
+  const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, clock: { now: () => startedAt } })
+  const merged: MergedChild[] = []
+  const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
+  const spawn = restateSpawnTool({
+    dispatch: childRequest => ctx.serviceClient(Child).run(childRequest) as Promise<ChildRunResult>,
+    persist: false,
+    onChildMerged: child => { merged.push(child) },
+  })
+  const tools = request.depth < config.maxChildDepth ? [...createBuiltinTools({ root }), spawn] : createBuiltinTools({ root })
+  const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth })
+  const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}) })
+  const endedAt = await ctx.date.now()
+  const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' ? stats.status : 'error'
+  const result: ChildRunResult = { text: stats.text, status, stats, turns: [...session.turns], startedAt, endedAt, children: merged }
+  if (status === 'error' && stats.reason) result.error = stats.reason
+  return result
+}
+
+/** The child runner: runs one sub-agent to completion as its own invocation, refusing depth above the maximum. */
+export const childService = restate.service({
+  name: CHILD_SERVICE,
+  handlers: {
+    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, runChild),
+  },
+})
+
+/** The child runner's type, for typed clients. */
+export type ChildService = typeof childService
+
+const Child: ChildService = { name: CHILD_SERVICE } as ChildService

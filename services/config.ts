@@ -1,0 +1,38 @@
+import { join } from 'node:path'
+
+/** Settings of the services process, read from the environment (documented in the README). */
+export interface ServicesConfig {
+  port: number
+  identityKeys: string[]
+  workspaceRoot: string
+  maxChildDepth: number
+  /** Restate inactivity timeout of the agent handlers: a model call or tool step may run this long without a journal write. */
+  inactivityTimeoutMs: number
+  /** Restate abort timeout after the inactivity timeout fired. */
+  abortTimeoutMs: number
+  questionTimeoutMs: number | undefined
+  defaultMaxTurns: number
+  maxCostUsd: number | undefined
+}
+
+function numberFrom(value: string | undefined, fallback: number): number {
+  const parsed = value === undefined || value === '' ? Number.NaN : Number(value)
+  return Number.isFinite(parsed) ? parsed : fallback
+}
+
+/** Reads `ServicesConfig` from `env`. */
+export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): ServicesConfig {
+  const questionTimeoutMs = numberFrom(env.ZIDANE_QUESTION_TIMEOUT_MS, 0)
+  const maxCostUsd = numberFrom(env.ZIDANE_MAX_COST_USD, 0)
+  return {
+    port: numberFrom(env.SERVICES_PORT, 9080),
+    identityKeys: (env.RESTATE_IDENTITY_KEYS ?? '').split(',').map(key => key.trim()).filter(Boolean),
+    workspaceRoot: env.ZIDANE_WORKSPACE_ROOT ?? join(process.cwd(), '.zidane', 'workspaces'),
+    maxChildDepth: numberFrom(env.ZIDANE_MAX_CHILD_DEPTH, 2),
+    inactivityTimeoutMs: numberFrom(env.ZIDANE_INACTIVITY_TIMEOUT_MS, 15 * 60_000),
+    abortTimeoutMs: numberFrom(env.ZIDANE_ABORT_TIMEOUT_MS, 30 * 60_000),
+    questionTimeoutMs: questionTimeoutMs > 0 ? questionTimeoutMs : undefined,
+    defaultMaxTurns: numberFrom(env.ZIDANE_MAX_TURNS, 50),
+    maxCostUsd: maxCostUsd > 0 ? maxCostUsd : undefined,
+  }
+}

@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { delimiter, dirname, join } from 'node:path'
+
+const root = join(import.meta.dirname, '..', '..', '..')
+const tsx = join(root, 'node_modules', '.bin', 'tsx')
+const fixture = join(import.meta.dirname, 'fixtures', 'crash-agent.ts')
+
+/** How a fixture process ended: its exit code or signal, and the `RESULT` line it printed, if any. */
+export interface FixtureOutcome {
+  code: number | null
+  signal: NodeJS.Signals | null
+  result?: { stats: { status: string; reason?: string; resumed?: boolean; text: string; runId: string } | null; error?: string }
+  stderr: string
+}
+
+/** Starts the crash fixture with `env` (ZDB, ZLEDGER and ZSESSION are required). */
+export function startFixture(env: Record<string, string>): { child: ChildProcess; done: Promise<FixtureOutcome> } {
+  const child = spawn(tsx, [fixture], { cwd: root, env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, NODE_NO_WARNINGS: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.on('data', chunk => { stdout += String(chunk) })
+  child.stderr?.on('data', chunk => { stderr += String(chunk) })
+  const done = new Promise<FixtureOutcome>(resolve => {
+    child.on('close', (code, signal) => {
+      const line = stdout.split('\n').find(candidate => candidate.startsWith('RESULT '))
+      const outcome: FixtureOutcome = { code, signal, stderr }
+      if (line) outcome.result = JSON.parse(line.slice(7)) as FixtureOutcome['result'] & object
+      resolve(outcome)
+    })
+  })
+  return { child, done }
+}
+
+/** Runs the fixture to its end. */
+export function runFixture(env: Record<string, string>): Promise<FixtureOutcome> {
+  return startFixture(env).done
+}
+
+/** One line of the ledger the fixture's provider and tools append to. */
+export interface LedgerEntry { pid: number; event: string; turn?: number; name?: string; id?: string; results?: Array<{ id: string; content: unknown }> }
+
+/** Reads the append-only ledger. */
+export function readLedger(path: string): LedgerEntry[] {
+  if (!existsSync(path)) return []
+  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line) as LedgerEntry)
+}
+
+/** Resolves once `predicate` holds for the ledger (polled). */
+export async function waitForLedger(path: string, predicate: (entries: LedgerEntry[]) => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!predicate(readLedger(path))) {
+    if (Date.now() > deadline) throw new Error(`ledger condition not met: ${JSON.stringify(readLedger(path))}`)
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+}

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sessionObject } from '../../services/agent-object/session-object'
+import { childService } from '../../services/child-runner/child-service'
+import { resumerObject } from '../../services/resumer/resumer-object'
+import type { AnswerResult, SessionRunResult, SessionView } from '../../services/contract'
+import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
+import type { RestateHarness } from '../helpers/restate/restate-harness'
+
+describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
+  let harness: RestateHarness | undefined
+  const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
+  beforeAll(async () => { harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject], alwaysReplay }) })
+  afterAll(async () => { await harness?.stop() })
+  printLogsOnFailure(() => harness)
+
+  it('runs a prompt to completion and shows turns and usage', async () => {
+    const result = await h().call<SessionRunResult>('session/t1~basic/run', { prompt: 'hello' })
+    expect(result.status).toBe(200)
+    expect(result.body.text).toBe('Echo: hello')
+    const view = await h().call<SessionView>('session/t1~basic/get', null)
+    expect(view.body.turns.map(turn => turn.role)).toEqual(['user', 'assistant'])
+    expect(view.body.usage.modelRequests).toBe(1)
+    expect(view.body.status).toBe('completed')
+  })
+
+  it('parks ask_user on an awakeable answered through the resumer', async () => {
+    const invocationId = await h().send('session/t1~ask/run', { prompt: 'ask: name?' })
+    const pending = await h().waitFor(async () => {
+      const view = await h().call<SessionView>('session/t1~ask/get', null)
+      return view.body.pending[0]
+    }, 20_000, 'a pending question')
+    expect(pending.question).toBe('name?')
+    const answered = await h().call<AnswerResult>(`resumer/${encodeURIComponent(pending.id)}/answer`, { answer: 'Ada' })
+    expect(answered.body.outcome).toBe('answered')
+    const again = await h().call<AnswerResult>(`resumer/${encodeURIComponent(pending.id)}/answer`, { answer: 'Bob' })
+    expect(again.body.outcome).toBe('already_answered')
+    const result = await h().attach<SessionRunResult>(invocationId)
+    expect(result.body.text).toBe('You said: Ada')
+  })
+
+  it('fans out to child invocations and merges them into the session', async () => {
+    const result = await h().call<SessionRunResult>('session/t1~spawn/run', { prompt: 'spawn: a | b | c' })
+    expect(result.body.text).toBe('Children answered: Echo: a / Echo: b / Echo: c')
+    const view = await h().call<SessionView>('session/t1~spawn/get', null)
+    const children = view.body.runs.filter(run => run.label)
+    expect(children.map(run => run.label)).toEqual(['child-1', 'child-2', 'child-3'])
+    const starts = children.map(run => run.startedAt)
+    const ends = children.map(run => run.endedAt ?? 0)
+    expect(Math.max(...starts)).toBeLessThan(Math.min(...ends))
+  })
+})
