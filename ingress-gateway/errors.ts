@@ -39,6 +39,22 @@ export class GatewayError extends Error {
   }
 }
 
+/**
+ * Restate answered with an error status. `status` is the HTTP status (for an invocation's terminal error, its code);
+ * `source` is Restate's `source` field: `invocation` when the handler itself failed.
+ */
+export class RestateCallError extends Error {
+  readonly status: number
+  readonly source: string | undefined
+
+  constructor(status: number, message: string, source?: string) {
+    super(message)
+    this.name = 'RestateCallError'
+    this.status = status
+    this.source = source
+  }
+}
+
 /** The JSON body of every error response. */
 export interface ErrorBody {
   error: { code: GatewayErrorCode; message: string }
@@ -71,8 +87,9 @@ export function describeValidation(context: string, issue: ValidationIssue): str
   return `${path} ${issue.message ?? 'is invalid'}`
 }
 
-function toGatewayError(error: FastifyError): GatewayError {
+function toGatewayError(error: FastifyError | GatewayError | RestateCallError): GatewayError {
   if (error instanceof GatewayError) return error
+  if (error instanceof RestateCallError) return new GatewayError('restate_error', `Restate answered ${error.status}: ${error.message}`)
   const [issue] = error.validation ?? []
   if (issue !== undefined) return new GatewayError('invalid_request', describeValidation(error.validationContext ?? 'request', issue))
   const mapped = FASTIFY_CODES[error.code]

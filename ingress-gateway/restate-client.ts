@@ -10,18 +10,9 @@ import {
   type SessionRunResult,
   type SessionView,
 } from '../services/contract'
-import { GatewayError } from './errors'
+import { GatewayError, RestateCallError } from './errors'
 
-/** Restate answered a call with an error status. `status` is the HTTP status (for terminal errors, their code). */
-export class RestateCallError extends Error {
-  readonly status: number
-
-  constructor(status: number, message: string) {
-    super(message)
-    this.name = 'RestateCallError'
-    this.status = status
-  }
-}
+export { RestateCallError }
 
 /** Where Restate listens. */
 export interface RestateEndpoints {
@@ -141,14 +132,16 @@ async function call<T>(url: string, options: CallOptions): Promise<T> {
 /** Restate's error bodies are `{ code?, message }` JSON; anything else is kept as text. */
 function callError(status: number, text: string): RestateCallError | GatewayError {
   let message = text
+  let source: string | undefined
   try {
-    const parsed = JSON.parse(text) as { message?: unknown }
+    const parsed = JSON.parse(text) as { message?: unknown; source?: unknown }
     if (typeof parsed.message === 'string') message = parsed.message
+    if (typeof parsed.source === 'string') source = parsed.source
   } catch {
     // not JSON: keep the raw text
   }
   if (status === 503) return new GatewayError('restate_unavailable', `Restate is unavailable: ${message}`)
-  return new RestateCallError(status, message)
+  return new RestateCallError(status, message, source)
 }
 
 async function isUp(url: string): Promise<boolean> {

@@ -4,7 +4,6 @@ import { existsSync, readFileSync } from 'node:fs'
 import { delimiter, dirname, join } from 'node:path'
 
 const root = join(import.meta.dirname, '..', '..', '..')
-const tsx = join(root, 'node_modules', '.bin', 'tsx')
 const fixture = join(import.meta.dirname, 'fixtures', 'crash-agent.ts')
 
 /** How a fixture process ended: its exit code or signal, and the `RESULT` line it printed, if any. */
@@ -15,9 +14,12 @@ export interface FixtureOutcome {
   stderr: string
 }
 
-/** Starts the crash fixture with `env` (ZDB, ZLEDGER and ZSESSION are required). */
+/**
+ * Starts the crash fixture with `env` (ZDB, ZLEDGER and ZSESSION are required) as one Node process with tsx's loader
+ * (not the `tsx` wrapper, which would put a parent process between the test's signals and the agent).
+ */
 export function startFixture(env: Record<string, string>): { child: ChildProcess; done: Promise<FixtureOutcome> } {
-  const child = spawn(tsx, [fixture], { cwd: root, env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, NODE_NO_WARNINGS: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture], { cwd: root, env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, NODE_NO_WARNINGS: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout?.on('data', chunk => { stdout += String(chunk) })

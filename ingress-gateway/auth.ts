@@ -1,0 +1,40 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { GatewayConfig } from './config'
+import { GatewayError } from './errors'
+import { createKeyRing, OPEN_TENANT } from './tenancy'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller's tenant, set by the auth hook; empty when the request was authorized by an answer token. */
+    tenant: string
+  }
+}
+
+/** The gateway's authentication: which requests carry a valid API key, and whose tenant they are. */
+export interface GatewayAuth {
+  /** Sets `request.tenant` or throws 401 `unauthorized`. Open mode lets everyone in as tenant `open`. */
+  authenticate(request: FastifyRequest): void
+  /** {@link GatewayAuth.authenticate} as an `onRequest` hook. */
+  requireApiKey: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+}
+
+const BEARER = /^Bearer +(\S+) *$/i
+
+/** Builds {@link GatewayAuth} from the configured keys (compared in constant time). */
+export function createAuth(config: Pick<GatewayConfig, 'apiKeys' | 'open'>): GatewayAuth {
+  const ring = createKeyRing(config.apiKeys)
+  const authenticate = (request: FastifyRequest): void => {
+    if (config.open) {
+      request.tenant = OPEN_TENANT
+      return
+    }
+    const header = request.headers.authorization
+    if (header === undefined) throw new GatewayError('unauthorized', 'missing Authorization: Bearer <api key> header')
+    const key = BEARER.exec(header)?.[1]
+    if (key === undefined) throw new GatewayError('unauthorized', 'the Authorization header must be "Bearer <api key>"')
+    const tenant = ring.tenantFor(key)
+    if (tenant === undefined) throw new GatewayError('unauthorized', 'unknown API key')
+    request.tenant = tenant
+  }
+  return { authenticate, requireApiKey: async (request) => authenticate(request) }
+}

@@ -1,0 +1,89 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { AnswerResult } from '../../services/contract'
+import { verifyAnswerToken } from '../answer-token'
+import type { GatewayAuth } from '../auth'
+import { GatewayError } from '../errors'
+import { bearerSecurity, errorResponses } from '../schemas'
+import { sessionKeyBelongsTo } from '../tenancy'
+import type { RouteDependencies } from './route-dependencies'
+
+interface ResolveRoute {
+  Params: { id: string }
+  Querystring: { token?: string }
+  Body: { answer: unknown }
+}
+
+/** `request.tenant` of a request authorized by an answer token instead of an API key. */
+const TOKEN_HOLDER = ''
+
+const schema = {
+  summary: 'Answer a pending question',
+  description:
+    'Resolves the question (an awakeable) the run is waiting on. Authorized either by the API key of the session, or by the `token` of the `answerUrl` ' +
+    'that `GET /v1/sessions/{sessionId}` lists (no API key needed). The first answer wins.',
+  tags: ['questions'],
+  security: [...bearerSecurity, {}],
+  params: {
+    type: 'object',
+    required: ['id'],
+    additionalProperties: false,
+    properties: { id: { type: 'string', minLength: 1, maxLength: 512, description: 'The question id (`pending[].id`).' } },
+  },
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { token: { type: 'string', minLength: 1, maxLength: 128, description: "The token of the question's answerUrl." } },
+  },
+  body: {
+    type: 'object',
+    required: ['answer'],
+    additionalProperties: false,
+    properties: { answer: { description: 'Any JSON value: the text for ask_user, the decision for present_plan / approval.' } },
+  },
+  response: {
+    200: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string', enum: ['answered'] } } },
+    ...errorResponses,
+  },
+} as const
+
+const OUTCOME_ERRORS: Record<Exclude<AnswerResult['outcome'], 'answered'>, GatewayError['code']> = {
+  unknown: 'question_not_found',
+  already_answered: 'already_answered',
+  expired: 'question_expired',
+}
+
+/** `POST /v1/awakeables/:id/resolve`: answer a question with an API key or an answer-link token. */
+export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, config }) => {
+  app.post<ResolveRoute>(
+    '/v1/awakeables/:id/resolve',
+    { onRequest: keyOrToken(auth, config.answerSecret), schema },
+    async (request) => {
+      const { id } = request.params
+      if (request.tenant !== TOKEN_HOLDER) {
+        const record = await restate.describeQuestion(id)
+        if (record === undefined || !sessionKeyBelongsTo(record.sessionKey, request.tenant)) throw notFound(id)
+      }
+      const result = await restate.answer(id, request.body.answer)
+      if (result.outcome === 'answered') return { id, status: 'answered' as const }
+      const code = OUTCOME_ERRORS[result.outcome]
+      throw code === 'question_not_found' ? notFound(id) : new GatewayError(code, `question ${id} is ${result.outcome.replace('_', ' ')}`)
+    },
+  )
+}
+
+/** A `token` in the query authorizes by itself (403 `bad_token` when wrong); without one the API key is required. */
+function keyOrToken(auth: GatewayAuth, secret: string) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const { token } = request.query as { token?: unknown }
+    if (token === undefined) return auth.authenticate(request)
+    const { id } = request.params as { id?: unknown }
+    if (typeof token !== 'string' || typeof id !== 'string' || !verifyAnswerToken(secret, id, token)) {
+      throw new GatewayError('bad_token', 'the answer token does not match this question')
+    }
+    request.tenant = TOKEN_HOLDER
+  }
+}
+
+function notFound(id: string): GatewayError {
+  return new GatewayError('question_not_found', `question ${id} not found`)
+}

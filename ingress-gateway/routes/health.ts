@@ -1,0 +1,31 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { errorResponseSchema, GatewayError } from '../errors'
+import type { RouteDependencies } from './route-dependencies'
+
+/** `GET /healthz` (the process is up) and `GET /readyz` (Restate admin and ingress answer). No auth. */
+export const healthRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate }) => {
+  app.get(
+    '/healthz',
+    { schema: { summary: 'Liveness', tags: ['health'], response: { 200: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } } } },
+    async () => ({ status: 'ok' as const }),
+  )
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary: 'Readiness: Restate admin API and ingress respond',
+        tags: ['health'],
+        response: {
+          200: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ready'] } } },
+          503: errorResponseSchema,
+        },
+      },
+    },
+    async () => {
+      const health = await restate.health()
+      const down = [health.admin ? undefined : 'admin API', health.ingress ? undefined : 'ingress'].filter((part) => part !== undefined)
+      if (down.length > 0) throw new GatewayError('restate_unavailable', `Restate ${down.join(' and ')} not responding`)
+      return { status: 'ready' as const }
+    },
+  )
+}

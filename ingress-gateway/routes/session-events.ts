@@ -1,0 +1,47 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { streamEvents } from '../event-stream'
+import { bearerSecurity, errorResponses, sessionParamsSchema, type SessionParams } from '../schemas'
+import { sessionKey } from '../tenancy'
+import type { RouteDependencies } from './route-dependencies'
+import { existingSession } from './sessions'
+
+const schema = {
+  summary: "Follow a session's events live (Server-Sent Events)",
+  description:
+    'Streams the session event log as SSE: `id: <seq>`, `event: <type>`, `data: <event JSON>`. Resumes after `Last-Event-ID` (or `?after=`). ' +
+    'A comment every 15 s keeps the connection open; the stream ends when the client disconnects. While Restate is unreachable it sends one `gateway:error` event and keeps retrying.',
+  tags: ['sessions'],
+  security: bearerSecurity,
+  params: sessionParamsSchema,
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { after: { type: 'integer', minimum: 0, description: 'Send events with `seq` greater than this. `Last-Event-ID` wins when both are given.' } },
+  },
+  headers: {
+    type: 'object',
+    properties: { 'last-event-id': { type: 'string', pattern: '^[0-9]{1,15}$' } },
+  },
+  response: {
+    200: { description: 'An endless `text/event-stream`.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+    ...errorResponses,
+  },
+} as const
+
+/** `GET /v1/sessions/:sessionId/events`: the session's event log as a live SSE stream. */
+export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth }) => {
+  app.get<{ Params: SessionParams; Querystring: { after?: number }; Headers: { 'last-event-id'?: string } }>(
+    '/v1/sessions/:sessionId/events',
+    { onRequest: auth.requireApiKey, schema },
+    async (request, reply) => {
+      const key = sessionKey(request.tenant, request.params.sessionId)
+      await existingSession(restate, key)
+      const lastEventId = request.headers['last-event-id']
+      const after = lastEventId === undefined ? (request.query.after ?? 0) : Number(lastEventId)
+      const gone = new AbortController()
+      reply.raw.once('close', () => gone.abort())
+      reply.hijack()
+      await streamEvents(reply.raw, (cursor, limit) => restate.events(key, cursor, limit), after, gone.signal)
+    },
+  )
+}

@@ -1,0 +1,104 @@
+import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import type { SessionRunRequest, SessionRunResult } from '../../services/contract'
+import { GatewayError, RestateCallError } from '../errors'
+import type { RestateClient } from '../restate-client'
+import { bearerSecurity, errorResponses, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
+import { sessionKey } from '../tenancy'
+import type { RouteDependencies } from './route-dependencies'
+
+interface PromptBody {
+  prompt: string
+  model?: string
+  maxTurns?: number
+}
+
+const QUEUED_NOTE = 'Another run of this session is in progress; this prompt is queued and starts when that run ends.'
+
+const schema = {
+  summary: 'Send a prompt to a session (creating it on first use)',
+  description: 'Starts a run of the session. Runs of one session never overlap: while one runs, the next is queued (`queued: true`). With `?wait=true` the call waits for the run and returns its result.',
+  tags: ['sessions'],
+  security: bearerSecurity,
+  params: sessionParamsSchema,
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { wait: { type: 'boolean', default: false, description: 'Wait for the run to end and return its result.' } },
+  },
+  headers: {
+    type: 'object',
+    properties: { 'idempotency-key': { type: 'string', minLength: 1, maxLength: 200, description: 'Repeating a request with the same key starts the run only once (kept 1 day).' } },
+  },
+  body: {
+    type: 'object',
+    required: ['prompt'],
+    additionalProperties: false,
+    properties: {
+      prompt: { type: 'string', minLength: 1, maxLength: 100_000 },
+      model: { type: 'string', minLength: 1, maxLength: 200 },
+      maxTurns: { type: 'integer', minimum: 1, maximum: 500 },
+    },
+  },
+  response: {
+    200: {
+      description: 'The run ended (`?wait=true`).',
+      type: 'object',
+      required: ['sessionId', 'invocationId', 'status', 'text', 'stats'],
+      properties: { sessionId: { type: 'string' }, invocationId: { type: 'string' }, status: { type: 'string' }, text: { type: 'string' }, stats: passThroughObject },
+    },
+    202: {
+      description: 'The run was accepted (started, or queued behind the running one).',
+      type: 'object',
+      required: ['sessionId', 'invocationId', 'queued'],
+      properties: { sessionId: { type: 'string' }, invocationId: { type: 'string' }, queued: { type: 'boolean' }, note: { type: 'string' } },
+    },
+    ...errorResponses,
+  },
+} as const
+
+/** `POST /v1/sessions/:sessionId/prompts`: start (or queue) a run; optionally wait for its result. */
+export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth }) => {
+  app.post<{ Params: SessionParams; Body: PromptBody; Querystring: { wait?: boolean }; Headers: { 'idempotency-key'?: string } }>(
+    '/v1/sessions/:sessionId/prompts',
+    { onRequest: auth.requireApiKey, schema },
+    async (request, reply) => {
+      const { sessionId } = request.params
+      const key = sessionKey(request.tenant, sessionId)
+      const before = await restate.getSession(key)
+      const sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
+      if (request.query.wait === true) {
+        const result = await attachRun(restate, sent.invocationId, reply)
+        return reply.status(200).send({ sessionId, invocationId: sent.invocationId, status: result.status, text: result.text, stats: result.stats })
+      }
+      const queued = before.invocation?.status === 'running' && before.invocation.invocationId !== sent.invocationId
+      return reply.status(202).send({ sessionId, invocationId: sent.invocationId, queued, ...(queued ? { note: QUEUED_NOTE } : {}) })
+    },
+  )
+}
+
+function runRequest(body: PromptBody): SessionRunRequest {
+  return {
+    prompt: body.prompt,
+    ...(body.model === undefined ? {} : { model: body.model }),
+    ...(body.maxTurns === undefined ? {} : { maxTurns: body.maxTurns }),
+  }
+}
+
+/** Waits for the run; stops waiting (the run goes on) when the client goes away. */
+async function attachRun(restate: RestateClient, invocationId: string, reply: FastifyReply): Promise<SessionRunResult> {
+  const abandoned = new AbortController()
+  const onClose = (): void => {
+    if (!reply.raw.writableFinished) abandoned.abort()
+  }
+  reply.raw.once('close', onClose)
+  try {
+    return await restate.attach(invocationId, abandoned.signal)
+  } catch (error) {
+    if (!(error instanceof RestateCallError)) throw error
+    if (error.status === 409) throw new GatewayError('run_cancelled', `the run was cancelled (${error.message})`)
+    if (error.source === 'invocation') throw new GatewayError('run_failed', `the run failed with ${error.status}: ${error.message}`)
+    throw error
+  } finally {
+    reply.raw.off('close', onClose)
+  }
+}

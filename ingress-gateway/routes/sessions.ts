@@ -1,0 +1,95 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { PendingQuestion, SessionView } from '../../services/contract'
+import { answerUrl } from '../answer-token'
+import { GatewayError, RestateCallError } from '../errors'
+import type { RestateClient } from '../restate-client'
+import { bearerSecurity, errorResponses, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
+import { sessionKey } from '../tenancy'
+import type { RouteDependencies } from './route-dependencies'
+
+const pendingQuestionSchema = {
+  type: 'object',
+  required: ['id', 'kind', 'question', 'createdAt', 'answerUrl'],
+  properties: {
+    id: { type: 'string' },
+    kind: { type: 'string', enum: ['ask_user', 'present_plan', 'approval'] },
+    question: { type: 'string' },
+    options: { type: 'array', items: { type: 'string' } },
+    createdAt: { type: 'number' },
+    expiresAt: { type: 'number' },
+    answerUrl: { type: 'string', description: 'POST `{ "answer": ... }` here to answer without an API key.' },
+  },
+} as const
+
+const sessionSchema = {
+  type: 'object',
+  required: ['id', 'status', 'turns', 'runs', 'usage', 'pending'],
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'string' },
+    turns: { type: 'array', items: passThroughObject },
+    runs: { type: 'array', items: passThroughObject },
+    usage: passThroughObject,
+    pending: { type: 'array', items: pendingQuestionSchema },
+    invocation: {
+      type: 'object',
+      required: ['invocationId', 'status', 'startedAt'],
+      properties: { invocationId: { type: 'string' }, status: { type: 'string' }, startedAt: { type: 'number' }, endedAt: { type: 'number' } },
+    },
+  },
+} as const
+
+/** `GET /v1/sessions/:sessionId` (status, turns, runs, usage, pending questions) and `POST .../cancel`. */
+export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, config }) => {
+  app.get<{ Params: SessionParams }>(
+    '/v1/sessions/:sessionId',
+    {
+      onRequest: auth.requireApiKey,
+      schema: { summary: 'Read a session', tags: ['sessions'], security: bearerSecurity, params: sessionParamsSchema, response: { 200: sessionSchema, ...errorResponses } },
+    },
+    async (request) => {
+      const view = await existingSession(restate, sessionKey(request.tenant, request.params.sessionId))
+      const withLink = (question: PendingQuestion): PendingQuestion & { answerUrl: string } => ({
+        ...question,
+        answerUrl: answerUrl(config.publicUrl, config.answerSecret, question.id),
+      })
+      return { ...view, id: request.params.sessionId, pending: view.pending.map(withLink) }
+    },
+  )
+
+  app.post<{ Params: SessionParams }>(
+    '/v1/sessions/:sessionId/cancel',
+    {
+      onRequest: auth.requireApiKey,
+      schema: {
+        summary: "Cancel the session's running invocation",
+        description: 'Cancels the run in progress (queued prompts are not affected). Cancellation is asynchronous: the run stops at its next step.',
+        tags: ['sessions'],
+        security: bearerSecurity,
+        params: sessionParamsSchema,
+        response: { 202: { type: 'object', required: ['invocationId'], properties: { invocationId: { type: 'string' } } }, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const view = await existingSession(restate, sessionKey(request.tenant, request.params.sessionId))
+      const invocation = view.invocation
+      if (invocation?.status !== 'running') throw new GatewayError('nothing_running', `session ${request.params.sessionId} has no running invocation`)
+      try {
+        await restate.cancel(invocation.invocationId)
+      } catch (error) {
+        if (error instanceof RestateCallError && (error.status === 404 || error.status === 409)) {
+          throw new GatewayError('nothing_running', `invocation ${invocation.invocationId} already ended`)
+        }
+        throw error
+      }
+      return reply.status(202).send({ invocationId: invocation.invocationId })
+    },
+  )
+}
+
+/** The session's view, or 404 `session_not_found` for a key that never ran (another tenant's session included). */
+export async function existingSession(restate: RestateClient, key: string): Promise<SessionView> {
+  const view = await restate.getSession(key)
+  if (!view.exists) throw new GatewayError('session_not_found', `session ${key.slice(key.indexOf('~') + 1)} not found`)
+  return view
+}

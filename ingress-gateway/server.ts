@@ -1,0 +1,32 @@
+import { buildGateway } from './app'
+import { GatewayConfigError, loadGatewayConfig } from './config'
+
+/** Starts the gateway from environment variables: load config, build, listen, stop cleanly on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  const config = { ...loadGatewayConfig(process.env), logger: true }
+  const app = await buildGateway(config)
+  const address = await app.listen({ port: config.port, host: config.host })
+  const mode = config.open ? 'OPEN mode (no auth; development only)' : `${config.apiKeys.length} API key(s)`
+  process.stdout.write(`zidane gateway listening on ${address} (${mode}); public URL ${config.publicUrl}; docs ${config.publicUrl}/docs\n`)
+  let closing = false
+  const stop = (signal: NodeJS.Signals): void => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down')
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.log.error({ err: error }, 'error while closing')
+        process.exit(1)
+      },
+    )
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof GatewayConfigError ? `gateway configuration error: ${error.message}` : `gateway failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`
+  process.stderr.write(`${message}\n`)
+  process.exit(1)
+})

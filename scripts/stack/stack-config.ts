@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+
+/** Ports, folders and keys of a local stack, from the environment (all documented in the README). */
+export interface StackConfig {
+  rootDir: string
+  dataDir: string
+  ingressPort: number
+  adminPort: number
+  fabricPort: number
+  servicesPort: number
+  gatewayPort: number
+  host: string
+  gatewayApiKeys: string
+  generatedKey: boolean
+}
+
+function port(value: string | undefined, fallback: number): number {
+  const parsed = Number(value)
+  return Number.isInteger(parsed) && parsed > 0 && parsed < 65536 ? parsed : fallback
+}
+
+/** Reads the stack configuration; generates (once, kept in the data folder) a gateway API key when none is set. */
+export async function loadStackConfig(env: NodeJS.ProcessEnv = process.env): Promise<StackConfig> {
+  const rootDir = resolve(env.ZIDANE_ROOT ?? process.cwd())
+  const dataDir = resolve(env.ZIDANE_DATA_DIR ?? join(rootDir, '.restate-data'))
+  await mkdir(dataDir, { recursive: true })
+  let gatewayApiKeys = env.GATEWAY_API_KEYS ?? ''
+  let generatedKey = false
+  if (!gatewayApiKeys && env.GATEWAY_OPEN !== '1') {
+    const keyFile = join(dataDir, 'gateway-api-key')
+    if (!existsSync(keyFile)) await writeFile(keyFile, `zk_${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 })
+    gatewayApiKeys = (await readFile(keyFile, 'utf8')).trim()
+    generatedKey = true
+  }
+  return {
+    rootDir,
+    dataDir,
+    ingressPort: port(env.RESTATE_INGRESS_PORT, 8080),
+    adminPort: port(env.RESTATE_ADMIN_PORT, 9070),
+    fabricPort: port(env.RESTATE_FABRIC_PORT, 5122),
+    servicesPort: port(env.SERVICES_PORT, 9080),
+    gatewayPort: port(env.GATEWAY_PORT, 3000),
+    host: env.GATEWAY_HOST ?? '127.0.0.1',
+    gatewayApiKeys,
+    generatedKey,
+  }
+}

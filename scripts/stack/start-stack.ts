@@ -1,0 +1,69 @@
+import { join } from 'node:path'
+import { ensureIdentityKeys } from './identity-keys'
+import { registerDeployment } from './register-deployment'
+import type { StackConfig } from './stack-config'
+import { supervise } from './supervisor'
+import type { ProcessHandle } from './supervisor'
+import { isHealthy, waitUntil } from './wait'
+
+/** A running local stack: Restate server, services endpoint, gateway. */
+export interface RunningStack {
+  gatewayUrl: string
+  ingressUrl: string
+  adminUrl: string
+  processes: ProcessHandle[]
+  stop(): Promise<void>
+}
+
+function tsx(rootDir: string, script: string): { command: string; args: string[] } {
+  return { command: process.execPath, args: [join(rootDir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(rootDir, script)] }
+}
+
+/** Starts the whole stack and resolves once the gateway answers; `onFatal` is called if the Restate server dies. */
+export async function startStack(config: StackConfig, onFatal: (reason: string) => void, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningStack> {
+  const adminUrl = `http://127.0.0.1:${config.adminPort}`
+  const ingressUrl = `http://127.0.0.1:${config.ingressPort}`
+  const keys = await ensureIdentityKeys(join(config.dataDir, 'keys'))
+  const processes: ProcessHandle[] = []
+  const stop = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
+  processes.push(supervise({
+    name: 'restate',
+    command: join(config.rootDir, 'node_modules', '.bin', 'restate-server'),
+    args: ['--config-file', join(config.rootDir, 'restate.toml'), '--no-logo'],
+    critical: true,
+    env: {
+      ...process.env,
+      RESTATE_BASE_DIR: config.dataDir,
+      RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${config.adminPort}`,
+      RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${config.ingressPort}`,
+      RESTATE_BIND_ADDRESS: `127.0.0.1:${config.fabricPort}`,
+      RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${config.fabricPort}/`,
+      RESTATE_LISTEN_MODE: 'tcp',
+      RESTATE_WORKER__INVOKER__REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE: keys.privateKeyPath,
+    },
+  }, onFatal))
+  await waitUntil(() => isHealthy(`${adminUrl}/health`), 60_000, 'the Restate admin API')
+  await waitUntil(() => isHealthy(`${ingressUrl}/restate/health`), 60_000, 'the Restate ingress')
+  processes.push(supervise({
+    name: 'services',
+    ...tsx(config.rootDir, 'services/endpoint.ts'),
+    env: { ...process.env, ...extraEnv, SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
+  }, onFatal))
+  await waitUntil(async () => { await registerDeployment(adminUrl, `http://127.0.0.1:${config.servicesPort}`); return true }, 60_000, 'the services deployment to register')
+  processes.push(supervise({
+    name: 'gateway',
+    ...tsx(config.rootDir, 'ingress-gateway/server.ts'),
+    env: {
+      ...process.env,
+      ...extraEnv,
+      GATEWAY_PORT: String(config.gatewayPort),
+      GATEWAY_HOST: config.host,
+      RESTATE_INGRESS_URL: ingressUrl,
+      RESTATE_ADMIN_URL: adminUrl,
+      ...(config.gatewayApiKeys ? { GATEWAY_API_KEYS: config.gatewayApiKeys } : {}),
+    },
+  }, onFatal))
+  const gatewayUrl = `http://${config.host}:${config.gatewayPort}`
+  await waitUntil(() => isHealthy(`${gatewayUrl}/healthz`), 60_000, 'the gateway')
+  return { gatewayUrl, ingressUrl, adminUrl, processes, stop }
+}

@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+
+/** A process the stack runs, restarted with backoff when it dies unless it is `critical` (then the stack stops). */
+export interface SupervisedProcess {
+  name: string
+  command: string
+  args: string[]
+  env: NodeJS.ProcessEnv
+  critical?: boolean
+}
+
+/** A running supervised process. */
+export interface ProcessHandle {
+  readonly name: string
+  current(): ChildProcess | undefined
+  stop(): Promise<void>
+}
+
+const MAX_BACKOFF_MS = 10_000
+
+/** Starts `spec`, prefixes its output with its name, and restarts it (100 ms, doubling to 10 s) when it exits. */
+export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => void): ProcessHandle {
+  let child: ChildProcess | undefined
+  let stopping = false
+  let backoffMs = 100
+  const start = (): void => {
+    const startedAt = Date.now()
+    child = spawn(spec.command, spec.args, { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout?.on('data', (chunk: Buffer) => { prefix(spec.name, chunk) })
+    child.stderr?.on('data', (chunk: Buffer) => { prefix(spec.name, chunk) })
+    child.on('exit', (code, signal) => {
+      if (stopping) return
+      const reason = `${spec.name} exited (${signal ?? `code ${String(code)}`})`
+      if (spec.critical) return onFatal(reason)
+      if (Date.now() - startedAt > 30_000) backoffMs = 100
+      console.error(`[stack] ${reason}; restarting in ${backoffMs} ms`)
+      setTimeout(() => { if (!stopping) start() }, backoffMs)
+      backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS)
+    })
+  }
+  start()
+  return {
+    name: spec.name,
+    current: () => child,
+    stop: () => new Promise(resolve => {
+      stopping = true
+      if (!child || child.exitCode !== null || child.signalCode !== null) return resolve()
+      const timer = setTimeout(() => child?.kill('SIGKILL'), 5_000)
+      child.once('exit', () => { clearTimeout(timer); resolve() })
+      child.kill('SIGTERM')
+    }),
+  }
+}
+
+function prefix(name: string, chunk: Buffer): void {
+  for (const line of chunk.toString().split('\n')) if (line.trim()) process.stdout.write(`[${name}] ${line}\n`)
+}

@@ -1,0 +1,43 @@
+import { loadStackConfig } from './stack/stack-config'
+import { startStack } from './stack/start-stack'
+import type { RunningStack } from './stack/start-stack'
+
+/** `npm start`: the whole stack on one machine, supervised, until Ctrl-C. */
+async function main(): Promise<void> {
+  const config = await loadStackConfig()
+  let stack: RunningStack | undefined
+  let stopping = false
+  const shutdown = async (code: number): Promise<void> => {
+    if (stopping) return
+    stopping = true
+    console.log('[stack] stopping…')
+    await stack?.stop()
+    process.exit(code)
+  }
+  const onFatal = (reason: string): void => {
+    console.error(`[stack] ${reason}. The Restate server is the journal of every run; the stack cannot go on without it and stops now. Sessions are kept in ${config.dataDir}; run npm start again.`)
+    void shutdown(1)
+  }
+  process.on('SIGINT', () => { void shutdown(0) })
+  process.on('SIGTERM', () => { void shutdown(0) })
+  stack = await startStack(config, onFatal)
+  printBanner(stack, config.gatewayApiKeys, config.generatedKey, process.env.ANTHROPIC_API_KEY ? 'Anthropic' : 'the deterministic demo model (set ANTHROPIC_API_KEY for Claude)')
+}
+
+function printBanner(stack: RunningStack, keys: string, generated: boolean, model: string): void {
+  const key = keys.split(',')[0] ?? ''
+  const auth = key ? ` -H "Authorization: Bearer ${key}"` : ''
+  console.log([
+    '',
+    `zidane is up. Gateway: ${stack.gatewayUrl}  (OpenAPI: ${stack.gatewayUrl}/docs)`,
+    key ? `API key${generated ? ' (generated, kept in .restate-data/gateway-api-key)' : ''}: ${key}` : 'Open dev mode: no API key required.',
+    `Model: ${model}`,
+    '',
+    'Try:',
+    `  curl -s -X POST "${stack.gatewayUrl}/v1/sessions/demo/prompts?wait=true"${auth} -H "content-type: application/json" -d '{"prompt":"write: hello.txt Hello\\nread: hello.txt"}'`,
+    `  curl -s ${stack.gatewayUrl}/v1/sessions/demo${auth}`,
+    '',
+  ].join('\n'))
+}
+
+await main()

@@ -1,0 +1,71 @@
+import { ConfigurationError } from '../errors/zidane-error'
+
+/** What `--durability` asks for: resume interrupted runs, ask on a terminal first, or record nothing. */
+export type Durability = 'on' | 'resume-ask' | 'off'
+
+/** How `run` reports: human text, one JSON object at the end, or one JSON event per line. */
+export type OutputMode = 'text' | 'json' | 'stream-json'
+
+/** The parsed `zidane run` command line. */
+export interface RunArgs {
+  command: 'run'
+  prompt: string
+  sessionDb?: string
+  session?: string
+  durability: Durability
+  output: OutputMode
+  workspace?: string
+}
+
+/** The usage text printed on a parse error or `--help`. */
+export const USAGE = `Usage: zidane run --prompt "<text>" [--session-db <file>] [--session <id>] [--durability on|resume-ask|off] [--json | --stream-json] [--workspace <dir>]
+
+  --session-db   SQLite sessions file; crash recovery (--durability) applies with it
+  --session      session id to load or create (default: a new session)
+  --durability   on: resume an interrupted run first; resume-ask: ask on a terminal (default); off: record no checkpoints
+  --json         print the run's stats as one JSON object (never asks)
+  --stream-json  print one JSON event per line (never asks)
+  --workspace    directory the built-in tools work in (default: the current directory)`
+
+const VALUE_FLAGS = new Set(['--prompt', '--session-db', '--session', '--durability', '--workspace'])
+
+/** Parses `zidane run …` arguments (without the node and script paths). Throws a `ConfigurationError` with the usage on bad input. */
+export function parseRunArgs(argv: readonly string[]): RunArgs {
+  const [command, ...rest] = argv
+  if (command !== 'run') throw usageError(command === undefined ? 'Missing command.' : `Unknown command: ${command}.`)
+  const values = new Map<string, string>()
+  const switches = new Set<string>()
+  for (let index = 0; index < rest.length; index++) {
+    const [flag, inline] = splitFlag(rest[index] as string)
+    if (VALUE_FLAGS.has(flag)) {
+      const value = inline ?? rest[++index]
+      if (value === undefined) throw usageError(`${flag} needs a value.`)
+      values.set(flag, value)
+    } else if (flag === '--json' || flag === '--stream-json') switches.add(flag)
+    else throw usageError(`Unknown option: ${flag}.`)
+  }
+  return buildArgs(values, switches)
+}
+
+function buildArgs(values: Map<string, string>, switches: Set<string>): RunArgs {
+  const prompt = values.get('--prompt')
+  if (prompt === undefined || prompt.trim() === '') throw usageError('--prompt is required.')
+  if (switches.size > 1) throw usageError('--json and --stream-json exclude each other.')
+  const durability = values.get('--durability') ?? 'resume-ask'
+  if (durability !== 'on' && durability !== 'resume-ask' && durability !== 'off') throw usageError(`--durability must be on, resume-ask or off (got ${durability}).`)
+  const args: RunArgs = { command: 'run', prompt, durability, output: switches.has('--json') ? 'json' : switches.has('--stream-json') ? 'stream-json' : 'text' }
+  for (const [flag, key] of [['--session-db', 'sessionDb'], ['--session', 'session'], ['--workspace', 'workspace']] as const) {
+    const value = values.get(flag)
+    if (value !== undefined) args[key] = value
+  }
+  return args
+}
+
+function splitFlag(arg: string): [string, string | undefined] {
+  const equals = arg.indexOf('=')
+  return arg.startsWith('--') && equals !== -1 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined]
+}
+
+function usageError(message: string): ConfigurationError {
+  return new ConfigurationError(`${message}\n\n${USAGE}`, 'cli_usage')
+}

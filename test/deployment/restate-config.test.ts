@@ -1,0 +1,49 @@
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+
+const run = promisify(execFile)
+
+async function dumpConfig(): Promise<string> {
+  const { stdout } = await run('node_modules/.bin/restate-server', ['--config-file', 'restate.toml', '--dump-config'], { env: { ...process.env, RESTATE_BASE_DIR: await mkdtemp(join(tmpdir(), 'zidane-dump-')) } })
+  return stdout
+}
+
+describe('restate.toml', () => {
+  it('loads into the npm restate-server with every setting we rely on in force', async () => {
+    const dumped = await dumpConfig()
+    const retry = /\[default-retry-policy\]([\s\S]*?)\n\[/.exec(dumped)?.[1] ?? ''
+    expect(retry).toContain('initial-interval = "100ms"')
+    expect(retry).toContain('max-interval = "2s"')
+    expect(retry).toContain('max-attempts = "unlimited"')
+    expect(dumped).toContain('cluster-name = "zidane"')
+    expect(dumped).toContain('default-num-partitions = 4')
+    expect(dumped).toContain('default-journal-retention = "1d"')
+    expect(dumped).toMatch(/inactivity-timeout = "1m"/)
+    expect(dumped).toMatch(/abort-timeout = "10m"/)
+  })
+})
+
+describe('docker-compose.yml', () => {
+  it('pins the Restate image to the server version we ship and wires health-gated registration', async () => {
+    const compose = parse(await readFile('docker-compose.yml', 'utf8')) as { services: Record<string, { image?: string; command?: string[]; restart?: string; depends_on?: Record<string, { condition: string }>; volumes?: string[] }> }
+    const pkg = JSON.parse(await readFile('package.json', 'utf8')) as { devDependencies: Record<string, string> }
+    const serverVersion = (pkg.devDependencies['@restatedev/restate-server'] ?? '').replace(/^[\^~]/, '')
+    const restate = compose.services.restate
+    expect(restate?.image).toBe(`docker.restate.dev/restatedev/restate:${serverVersion}`)
+    expect(restate?.command).toContain('--node-name')
+    expect(restate?.volumes).toContain('restate-data:/restate-data')
+    for (const name of ['restate', 'services', 'gateway']) expect(compose.services[name]?.restart).toBe('unless-stopped')
+    expect(compose.services.register?.depends_on).toEqual({ restate: { condition: 'service_healthy' }, services: { condition: 'service_healthy' } })
+  })
+
+  it('passes `docker compose config` where the docker compose plugin exists', async () => {
+    const available = await run('docker', ['compose', 'version']).then(() => true, () => false)
+    if (!available) return
+    await run('docker', ['compose', '-f', 'docker-compose.yml', 'config', '--quiet'], { env: { ...process.env, RESTATE_IDENTITY_KEYS: 'publickeyv1_x', GATEWAY_API_KEYS: 'k' } })
+  })
+})
