@@ -19,7 +19,8 @@ import { installValidation } from './validation'
  */
 export async function buildGateway(config: GatewayConfig): Promise<FastifyInstance> {
   if (!config.open && config.apiKeys.length === 0) throw new GatewayConfigError('refusing to build the gateway without API keys (or open mode)')
-  const app = Fastify({ logger: config.logger ?? false, bodyLimit: config.bodyLimitBytes })
+  // maxParamLength: fastify's default (100) would answer 414 to valid 128-character session ids.
+  const app = Fastify({ logger: config.logger ?? false, bodyLimit: config.bodyLimitBytes, maxParamLength: 1024 })
   installValidation(app)
   installJsonParser(app)
   installErrorHandlers(app)
@@ -41,11 +42,12 @@ function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') {
+    const text = typeof body === 'string' ? body : body.toString('utf8')
+    if (text === '') {
       done(null, undefined)
       return
     }
-    parseJson(request, body, done)
+    parseJson(request, text, done)
   })
 }
 

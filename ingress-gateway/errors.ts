@@ -87,12 +87,13 @@ export function describeValidation(context: string, issue: ValidationIssue): str
   return `${path} ${issue.message ?? 'is invalid'}`
 }
 
-function toGatewayError(error: FastifyError | GatewayError | RestateCallError): GatewayError {
+function toGatewayError(error: FastifyError | GatewayError | RestateCallError, request: FastifyRequest): GatewayError {
   if (error instanceof GatewayError) return error
   if (error instanceof RestateCallError) return new GatewayError('restate_error', `Restate answered ${error.status}: ${error.message}`)
   const [issue] = error.validation ?? []
   if (issue !== undefined) return new GatewayError('invalid_request', describeValidation(error.validationContext ?? 'request', issue))
   const mapped = FASTIFY_CODES[error.code]
+  if (mapped === 'unsupported_media_type') return new GatewayError(mapped, `content-type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`)
   if (mapped === 'invalid_request' && error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new GatewayError(mapped, 'body is not valid JSON')
   if (mapped !== undefined) return new GatewayError(mapped, error.message)
   if (error.statusCode === 415) return new GatewayError('unsupported_media_type', error.message)
@@ -103,7 +104,7 @@ function toGatewayError(error: FastifyError | GatewayError | RestateCallError): 
 /** Installs the one error handler and the not-found handler: every failure leaves as `{ error: { code, message } }`. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const mapped = toGatewayError(error)
+    const mapped = toGatewayError(error, request)
     if (mapped.code === 'internal_error') request.log.error({ err: error }, 'unhandled gateway error')
     else if (mapped.statusCode >= 500) request.log.warn({ code: mapped.code, message: mapped.message }, 'upstream error')
     const body: ErrorBody = { error: { code: mapped.code, message: mapped.message } }

@@ -158,6 +158,6 @@ function describeFailure(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   if (error.name === 'TimeoutError') return 'timed out'
   const cause = error.cause
-  if (cause instanceof Error && 'code' in cause && typeof cause.code === 'string') return cause.code
-  return error.message
+  if (!(cause instanceof Error)) return error.message
+  return 'code' in cause && typeof cause.code === 'string' ? cause.code : cause.message
 }

@@ -30,6 +30,11 @@ const schema = {
 
 /** `GET /v1/sessions/:sessionId/events`: the session's event log as a live SSE stream. */
 export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth }) => {
+  const openStreams = new Set<AbortController>()
+  // Streams never end on their own; without this, closing the app would wait for every client to leave.
+  app.addHook('preClose', async () => {
+    for (const stream of openStreams) stream.abort()
+  })
   app.get<{ Params: SessionParams; Querystring: { after?: number }; Headers: { 'last-event-id'?: string } }>(
     '/v1/sessions/:sessionId/events',
     { onRequest: auth.requireApiKey, schema },
@@ -39,9 +44,14 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
       const lastEventId = request.headers['last-event-id']
       const after = lastEventId === undefined ? (request.query.after ?? 0) : Number(lastEventId)
       const gone = new AbortController()
+      openStreams.add(gone)
       reply.raw.once('close', () => gone.abort())
       reply.hijack()
-      await streamEvents(reply.raw, (cursor, limit) => restate.events(key, cursor, limit), after, gone.signal)
+      try {
+        await streamEvents(reply.raw, (cursor, limit) => restate.events(key, cursor, limit), after, gone.signal)
+      } finally {
+        openStreams.delete(gone)
+      }
     },
   )
 }

@@ -1,7 +1,7 @@
 import { createHooks } from 'hookable'
 import { createDefaultRuntime } from '../durable/default-runtime'
 import type { DurableRuntime } from '../durable/runtime'
-import { ConfigurationError } from '../errors/zidane-error'
+import { ConfigurationError, RunTakenOverError } from '../errors/zidane-error'
 import { HEAL_TEXT } from '../session/heal'
 import { createSession, loadSession } from '../session/session'
 import type { Session } from '../session/session'
@@ -44,6 +44,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
     journaledTime = Math.max(journaledTime, state.startedAt)
     await hooks.callHook('run:start', { runId: state.runId, sessionId: current.id, prompt: state.prompt, resumed: state.resumed })
     await current.upsertRun(record)
+    // The record is saved before the claim, so a process killed in between still leaves the prompt and checkpoint.
+    if (depth === 0 && !state.resumed) await runtime.runs?.claim(current.id, state.runId)
     await current.setStatus('running')
     await current.appendTurns([{ id: `${state.runId}-u`, runId: state.runId, role: 'user', content: [{ type: 'text', text: state.prompt }], createdAt: state.startedAt }])
     appendMessage(state.messages, 'user', [{ type: 'text', text: state.prompt }])
@@ -110,10 +112,14 @@ export function createAgent(options: CreateAgentOptions): Agent {
 
   const resumeRecord = async (current: Session, record: SessionRun, signal: AbortSignal | undefined): Promise<AgentStats> => {
     const runControl = beginControl(signal)
+    const state = resumeRunState(current, record)
     try {
-      const state = resumeRunState(current, record)
       if (depth === 0) await runtime.runs?.claim(current.id, record.id)
       return await execute(current, state, record, runControl)
+    } catch (error) {
+      // Lost a race for the run: the other process continues it; this one ends with the takeover text.
+      if (error instanceof RunTakenOverError) return buildStats(state, 'aborted', Math.max(journaledTime, state.startedAt), error.message)
+      throw error
     } finally {
       endControl(runControl)
     }
@@ -126,8 +132,14 @@ export function createAgent(options: CreateAgentOptions): Agent {
       await resumeRecord(current, record, signal)
       return
     }
-    if (interrupted) await healRun(current, interrupted.runId)
-    else if (current.runs.some(run => run.status === 'running' && run.depth === depth) || hasOpenCalls(current)) await current.healInterruptedToolCalls()
+    if (interrupted) {
+      await healRun(current, interrupted.runId)
+      return
+    }
+    // With a run ledger, a run still marked running belongs to a live process: leave it alone.
+    const liveElsewhere = runtime.runs !== undefined && current.runs.some(run => run.status === 'running' && run.depth === depth)
+    if (liveElsewhere) return
+    if (current.runs.some(run => run.status === 'running' && run.depth === depth) || hasOpenCalls(current)) await current.healInterruptedToolCalls()
   }
 
   const beginControl = (signal: AbortSignal | undefined): RunControl => {
@@ -152,7 +164,6 @@ export function createAgent(options: CreateAgentOptions): Agent {
         const runId = runOptions.runId ?? nextRunId(current, runtime)
         const startedAt = await runtime.now()
         const { state, record } = startRunState(current, runId, runOptions.prompt, startedAt, limitsFor(options.behavior ?? {}, runOptions), depth)
-        if (depth === 0) await runtime.runs?.claim(current.id, runId)
         return await execute(current, state, record, runControl)
       } finally {
         endControl(runControl)

@@ -149,9 +149,10 @@ type Combinator = 'all' | 'race' | 'allSettled'
 
 /** Uses the durable combinator when every input is a `RestatePromise`; otherwise awaits them one at a time. */
 function join<T, R>(combinators: RestateCombinators | undefined, name: Combinator, promises: readonly Promise<T>[], fallback: (values: readonly Promise<T>[]) => Promise<R>): Promise<R> {
-  const combinator = combinators?.[name]
-  if (combinator && promises.length > 0 && promises.every(promise => isRestatePromiseLike(promise))) return combinator.call(combinators, promises) as Promise<R>
-  return fallback(promises)
+  if (!combinators || promises.length === 0 || !promises.every(promise => isRestatePromiseLike(promise))) return fallback(promises)
+  if (name === 'all') return combinators.all(promises) as Promise<R>
+  if (name === 'race') return combinators.race(promises) as Promise<R>
+  return combinators.allSettled ? combinators.allSettled(promises) as Promise<R> : fallback(promises)
 }
 
 async function joinInOrder<T>(promises: readonly Promise<T>[]): Promise<T[]> {

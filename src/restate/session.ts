@@ -15,8 +15,9 @@ export const LEGACY_SESSION_TURNS_STATE_KEY = 'session-turns'
 /** Options for `restateSessionStore`. */
 export interface RestateSessionStoreOptions {
   /**
-   * Time source of the header timestamps the store stamps in `save()`, `saveMeta()` and `updateStatus()`. Default
-   * `ctx.date.now()`. Must be replay-stable: the value lands in state through `ctx.set`.
+   * Time source of the header timestamps (`createdAt` / `updatedAt`) the store stamps in `save()`, `saveMeta()` and
+   * `updateStatus()`, replacing whatever the caller put there. Default `ctx.date.now()`. Must be replay-stable: the
+   * value lands in state through `ctx.set`.
    */
   clock?: SessionClock
   /**
@@ -64,8 +65,11 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
     async save(session) {
       const writer = writable('save')
       const { turns, ...meta } = session
-      const createdAt = typeof meta.createdAt === 'number' ? meta.createdAt : await clock.now()
-      writeHeader(writer, structuredClone({ ...meta, createdAt, updatedAt: await clock.now() }))
+      // Both stamps come from the store's replay-stable clock: the caller's (often Date.now()) would put a
+      // different value into the journaled state write on every replay.
+      const now = await clock.now()
+      const createdAt = (await state.loadHeader())?.createdAt ?? now
+      writeHeader(writer, structuredClone({ ...meta, createdAt, updatedAt: now }))
       writeTurns(writer, structuredClone(turns))
     },
     async appendTurns(_sessionId, turns) {
@@ -77,7 +81,9 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
     },
     async saveMeta(_sessionId, meta) {
       const writer = writable('saveMeta')
-      writeHeader(writer, structuredClone({ ...meta, updatedAt: await clock.now() }))
+      const now = await clock.now()
+      const createdAt = (await state.loadHeader())?.createdAt ?? now
+      writeHeader(writer, structuredClone({ ...meta, createdAt, updatedAt: now }))
     },
     async updateStatus(_sessionId, status: SessionStatus) {
       const writer = writable('updateStatus')

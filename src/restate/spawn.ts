@@ -88,7 +88,7 @@ export interface RestateSpawnToolOptions {
 
 const DEFAULT_DESCRIPTION = 'Start a sub-agent on a self-contained task and get its final answer. Several spawn calls in one turn run in parallel.'
 
-interface FinishedChild { callId: string; label: string; request: ChildRunRequest; result: ChildRunResult; ctx: ToolContext }
+interface FinishedChild { order: number; callId: string; label: string; request: ChildRunRequest; result: ChildRunResult; ctx: ToolContext }
 
 /**
  * Creates a `spawn` tool whose children run as separate Restate invocations. `dispatch` starts each child; the
@@ -101,6 +101,7 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
   const finished: FinishedChild[] = []
   const watched = new WeakSet<object>()
   let abortFired = false
+  let submissions = 0
   const fireAbort = (ctx: ToolContext): void => {
     if (abortFired || inFlight.size === 0 || !options.onAbort) return
     abortFired = true
@@ -138,6 +139,7 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
     isConcurrencySafe: true,
     execute(input, ctx) {
       watch(ctx)
+      const submitted = ++submissions
       const request = buildRequest(input, ctx, labels.next(ctx.session))
       inFlight.set(ctx.callId, { label: request.label, task: request.task, depth: request.depth })
       const settle = (value: ChildRunResult | undefined, failure: unknown): ToolResult | Promise<never> => {
@@ -146,7 +148,7 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
           if (isRestateCancellation(failure)) return Promise.reject(failure)
           return { content: `Sub-agent ${request.label} failed: ${failure instanceof Error ? failure.message : String(failure)}`, isError: true }
         }
-        finished.push({ callId: ctx.callId, label: request.label, request, result: value, ctx })
+        finished.push({ order: submitted, callId: ctx.callId, label: request.label, request, result: value, ctx })
         return toToolResult(request.label, value)
       }
       const promise = options.dispatch(request, ctx)
@@ -191,7 +193,7 @@ function toToolResult(label: string, result: ChildRunResult): ToolResult {
  */
 function observeDirectAwait<T>(promise: Promise<T>, onRejected: (error: unknown) => void): Promise<T> {
   const then = promise.then.bind(promise)
-  Object.defineProperty(promise, 'then', {
+  void Object.defineProperty(promise, 'then', {
     configurable: true,
     value: (onFulfilled?: (value: T) => unknown, onRejectedOuter?: (error: unknown) => unknown) => then(onFulfilled, (error: unknown) => {
       onRejected(error)
@@ -206,7 +208,8 @@ async function mergeFinished(finished: FinishedChild[], turnRecord: SessionTurn,
   const answered = new Set(turnRecord.content.flatMap(block => (block.type === 'tool_result' ? [block.toolUseId] : [])))
   const order = [...answered]
   // Merge in submission order (the order of the results), whatever order the children finished in.
-  const ready = finished.filter(child => answered.has(child.callId)).sort((left, right) => order.indexOf(left.callId) - order.indexOf(right.callId))
+  // Submission order, not completion order: the merge writes journaled state, so its order must replay identically.
+  const ready = finished.filter(child => answered.has(child.callId)).sort((left, right) => left.order - right.order).sort((left, right) => order.indexOf(left.callId) - order.indexOf(right.callId))
   for (const child of ready) {
     finished.splice(finished.indexOf(child), 1)
     const merged = await mergeChild(child.ctx, { ...child.result, label: child.label, depth: 1, task: child.request.task }, child.ctx.depth + 1, child.ctx.runId, child.callId, options, labels)

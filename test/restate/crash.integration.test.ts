@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 import { freePort, printLogsOnFailure, REPLAY_MODES, startRestateHarness, waitFor } from '../helpers/restate/restate-harness'
 
-interface LedgerEntry { step: string; resumed: boolean; pid: number }
+interface LedgerEntry { step: string; resumed?: boolean; awakeableId?: string; pid: number }
 
 function startService(port: number, ledger: string, marker: string): ChildProcess {
   const script = path.resolve('test/helpers/restate/crash-service.ts')
@@ -59,5 +59,30 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     const entries = readFileSync(ledger, 'utf8').trim().split('\n').map(line => JSON.parse(line) as LedgerEntry)
     expect(entries.map(entry => `${entry.step}:${entry.resumed}:${entry.pid === first.pid ? 1 : 2}`)).toEqual(['a:false:1', 'b:false:1', 'b:true:2', 'c:false:2'])
     await waitFor(async () => (await h.query(`SELECT status FROM sys_invocation WHERE id = '${invocationId}'`))[0]?.status === 'completed', 10_000, 'completed')
+  })
+
+  it('keeps an answer given to an awakeable tool while the service process is down', async () => {
+    const h = harness as RestateHarness
+    const port = await freePort()
+    const ledger = path.join(dir, 'ask.jsonl')
+    const first = startService(port, ledger, path.join(dir, 'unused'))
+    children.push(first)
+    await listening(first)
+    await h.registerDeployment(`http://127.0.0.1:${port}`)
+    const invocationId = await h.send('AskProbe/k2/ask')
+    const readLedger = (): LedgerEntry[] => (existsSync(ledger) ? readFileSync(ledger, 'utf8').trim().split('\n').map(line => JSON.parse(line) as LedgerEntry) : [])
+    const notified = await waitFor(() => readLedger().find(entry => entry.step === 'notify'), 20_000, 'notify')
+    await waitFor(async () => (await h.query(`SELECT status FROM sys_invocation WHERE id = '${invocationId}'`))[0]?.status === (alwaysReplay ? 'suspended' : 'running'), 20_000, 'parked')
+    const exited = new Promise(resolve => first.once('exit', resolve))
+    first.kill('SIGKILL')
+    await exited
+    expect(await h.resolveAwakeable(notified.awakeableId as string, 'yes, go')).toBe(202)
+    await new Promise(resolve => setTimeout(resolve, 300))
+    const second = startService(port, ledger, path.join(dir, 'unused'))
+    children.push(second)
+    await listening(second)
+    const result = await h.attach<{ content: string }>(invocationId)
+    expect(result.body).toEqual({ content: 'yes, go' })
+    expect(readLedger().filter(entry => entry.step === 'notify')).toHaveLength(1)
   })
 })

@@ -45,6 +45,8 @@ export interface SqliteRuntime extends DurableRuntime {
   takeSteering(sessionId: string, runId: string): Promise<SteeringMessage[]>
   /** Awakeables nobody answered yet (open questions and approvals). */
   pendingAwakeables(): Promise<Array<{ id: string; runId: string | null }>>
+  /** Commits the buffered session and tool-state writes now (a light commit). */
+  flush(): void
   /** Commits buffered writes, gives up this process's lease and closes the file. */
   close(): void
   /** Closes the file as a killed process would (buffered writes dropped, lease left to expire): for crash tests. */
@@ -92,6 +94,7 @@ export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntim
     pendingSteering: async sessionId => steering.pending(sessionId),
     takeSteering: async (sessionId, runId) => steering.take(sessionId, runId),
     pendingAwakeables: async () => awakeables.pending(),
+    flush: () => { journal.flush() },
     close: () => { clearInterval(heartbeat); journal.close() },
     abandon: () => { clearInterval(heartbeat); journal.abandon() },
   }

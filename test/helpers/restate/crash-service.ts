@@ -7,7 +7,10 @@ import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import * as restate from '@restatedev/restate-sdk'
 import { RestatePromise } from '@restatedev/restate-sdk'
 import { stepKey } from '../../../src/durable/runtime'
+import { restateAwakeableTool } from '../../../src/restate/awakeable-tool'
 import { restateRuntime } from '../../../src/restate/runtime'
+import type { ToolResult } from '../../../src/tools/tool'
+import { toolContext } from './tool-context'
 
 const ledger = process.env.LEDGER ?? ''
 const marker = process.env.MARKER ?? ''
@@ -39,5 +42,20 @@ const crashProbe = restate.object({
   },
 })
 
-const port = await restate.serve({ services: [crashProbe], port: Number(process.env.PORT), logger: () => {} })
+/** An awakeable tool whose notify writes the id to the ledger; the test answers it while this process is down. */
+const askProbe = restate.object({
+  name: 'AskProbe',
+  handlers: {
+    ask: async (ctx: restate.ObjectContext): Promise<ToolResult> => {
+      const runtime = restateRuntime(ctx, { promises: RestatePromise })
+      const ask = restateAwakeableTool<string>({
+        ctx, name: 'ask_user', description: 'Ask.', inputSchema: { type: 'object' }, promises: RestatePromise,
+        notify: ({ awakeableId }) => record({ step: 'notify', awakeableId }),
+      })
+      return ask.execute({ question: 'ok?' }, toolContext(runtime, { callId: 'call-ask' })) as Promise<ToolResult>
+    },
+  },
+})
+
+const port = await restate.serve({ services: [crashProbe, askProbe], port: Number(process.env.PORT), logger: () => {} })
 console.log(`listening ${port}`)

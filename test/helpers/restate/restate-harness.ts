@@ -116,9 +116,9 @@ export async function startRestateHarness(options: RestateHarnessOptions = {}): 
   server.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
   const adminUrl = `http://127.0.0.1:${adminPort}`
   const ingressUrl = `http://127.0.0.1:${ingressPort}`
-  let endpoint: http2.Http2Server | undefined
+  const endpointRef: { server?: http2.Http2Server } = {}
   const stop = async (): Promise<void> => {
-    endpoint?.close()
+    endpointRef.server?.close()
     await stopProcess(server)
     await rm(baseDir, { recursive: true, force: true })
   }
@@ -134,9 +134,10 @@ export async function startRestateHarness(options: RestateHarnessOptions = {}): 
   const logger = (params: { level?: unknown }, message?: unknown, ...rest: unknown[]): void => {
     output += `[sdk ${String(params.level)}] ${[message, ...rest].map(part => (part instanceof Error ? part.stack : String(part))).join(' ')}\n`
   }
-  endpoint = http2.createServer(restate.createEndpointHandler({ services: options.services as restate.ServiceDefinition<string, unknown>[], logger }))
+  const endpoint = http2.createServer(restate.createEndpointHandler({ services: options.services as restate.ServiceDefinition<string, unknown>[], logger }))
+  endpointRef.server = endpoint
   const endpointPort = await new Promise<number>(resolve => {
-    endpoint?.listen(0, '127.0.0.1', () => resolve((endpoint?.address() as net.AddressInfo).port))
+    endpoint.listen(0, '127.0.0.1', () => resolve((endpoint.address() as net.AddressInfo).port))
   })
   const endpointUri = `http://127.0.0.1:${endpointPort}`
   await harness.registerDeployment(endpointUri)

@@ -1,0 +1,18 @@
+import type { Agent } from '../agent/types'
+import type { OutputMode } from './parse-args'
+
+const STREAMED_HOOKS = ['run:start', 'model:response', 'tool:start', 'tool:end', 'interaction:request', 'resume:mismatch', 'run:end'] as const
+
+/** Reports a run on the terminal: text deltas and tool names (`text`), one JSON event per line (`stream-json`), or nothing until the end (`json`). */
+export function attachOutput(agent: Agent, mode: OutputMode, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void {
+  if (mode === 'json') return
+  if (mode === 'stream-json') {
+    for (const name of STREAMED_HOOKS) agent.hooks.hook(name, (event: object) => { stdout.write(`${JSON.stringify({ type: name, ...event })}\n`) })
+    return
+  }
+  agent.hooks.hook('model:delta', event => { if (event.delta.kind === 'text') stdout.write(event.delta.delta) })
+  agent.hooks.hook('model:response', () => { stdout.write('\n') })
+  agent.hooks.hook('run:start', event => { if (event.resumed) stderr.write(`[resuming run ${event.runId}]\n`) })
+  agent.hooks.hook('tool:start', event => { stderr.write(`[${event.name}]\n`) })
+  agent.hooks.hook('run:end', event => { if (event.stats.status !== 'completed') stderr.write(`[run ${event.stats.status}${event.stats.reason ? `: ${event.stats.reason}` : ''}]\n`) })
+}

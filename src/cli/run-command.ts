@@ -1,0 +1,76 @@
+import { createInterface } from 'node:readline'
+import { resolve } from 'node:path'
+import { createAgent } from '../agent/create-agent'
+import type { Agent, AgentStats, InteractionRequest } from '../agent/types'
+import { createSqliteRuntime } from '../durable/sqlite/sqlite-runtime'
+import type { SqliteRuntime } from '../durable/sqlite/sqlite-runtime'
+import { deliverSteering } from '../durable/sqlite/deliver-steering'
+import type { Provider } from '../providers/provider'
+import { createBuiltinTools } from '../tools/builtin/create-builtin-tools'
+import { createInteractionTools } from '../tools/interaction-tools'
+import { createSpawnTool } from '../tools/spawn-tool'
+import type { ToolDef } from '../tools/tool'
+import { askYesNo, shouldAskToResume } from './ask-yes-no'
+import { buildDurable } from './build-durable'
+import { attachOutput } from './output'
+import type { RunArgs } from './parse-args'
+import { selectProvider } from './select-provider'
+
+/** The process around a CLI command: streams, environment and working directory (injected for tests). */
+export interface CliIo {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean }
+  stdout: NodeJS.WritableStream
+  stderr: NodeJS.WritableStream
+  env: NodeJS.ProcessEnv
+  cwd: string
+}
+
+/** Runs `zidane run`: opens the sessions file, maybe resumes an interrupted run, runs the prompt, reports. Returns the exit code. */
+export async function runCommand(args: RunArgs, io: CliIo): Promise<number> {
+  const provider = await selectProvider(io.env, message => io.stderr.write(`${message}\n`))
+  const sqlite = args.sessionDb === undefined ? undefined : createSqliteRuntime({ path: resolve(io.cwd, args.sessionDb) })
+  try {
+    const interactive = io.stdin.isTTY === true && args.output === 'text'
+    const agent = buildAgent(args, io, provider, sqlite, interactive)
+    attachOutput(agent, args.output, io.stdout, io.stderr)
+    await maybeResume(args, io, agent, sqlite, interactive)
+    const stats = [await agent.run({ prompt: args.prompt }), ...(sqlite ? await deliverSteering(agent, sqlite) : [])]
+    const last = stats.at(-1) as AgentStats
+    if (args.output === 'json') io.stdout.write(`${JSON.stringify(last)}\n`)
+    return last.status === 'completed' ? 0 : 1
+  } finally {
+    sqlite?.close()
+  }
+}
+
+async function maybeResume(args: RunArgs, io: CliIo, agent: Agent, sqlite: SqliteRuntime | undefined, interactive: boolean): Promise<void> {
+  if (!sqlite || !shouldAskToResume(args.durability, args.output, interactive)) return
+  const session = await agent.session()
+  const interrupted = await sqlite.runs.findInterrupted(session.id)
+  if (!interrupted) return
+  const prompt = session.runs.find(run => run.id === interrupted.runId)?.prompt ?? interrupted.runId
+  if (await askYesNo(`Session ${session.id} has an interrupted run ("${prompt.slice(0, 60)}"). Resume it?`, { input: io.stdin, output: io.stderr })) await agent.resume()
+}
+
+function buildAgent(args: RunArgs, io: CliIo, provider: Provider, sqlite: SqliteRuntime | undefined, interactive: boolean): Agent {
+  const root = resolve(io.cwd, args.workspace ?? '.')
+  const durable = buildDurable(args.durability, sqlite)
+  const answer = (id: string, value: string): void => { void agentRef.agent?.runtime.resolveAwakeable(id, value) }
+  const requestInteraction = (request: InteractionRequest): void => {
+    if (interactive) void askLine(`${request.question} `, io).then(text => answer(request.awakeable.id, text))
+    else if (!sqlite) answer(request.awakeable.id, '(no answer: the command line is not interactive)')
+    else io.stderr.write(`waiting for an answer to ${request.awakeable.id} in ${args.sessionDb ?? ''}\n`)
+  }
+  const builtin = createBuiltinTools({ root })
+  const spawn = createSpawnTool({ childAgent: () => ({ provider, tools: builtin }), createAgent })
+  const tools: ToolDef[] = [...builtin, ...createInteractionTools({ requestInteraction }), spawn]
+  const agentRef: { agent?: Agent } = {}
+  agentRef.agent = createAgent({ provider, tools, ...(durable ? { durable } : {}), ...(args.session === undefined ? {} : { sessionId: args.session }) })
+  return agentRef.agent
+}
+
+function askLine(question: string, io: CliIo): Promise<string> {
+  const lines = createInterface({ input: io.stdin, terminal: false })
+  io.stderr.write(question)
+  return new Promise(done => lines.once('line', line => { lines.close(); done(line) }))
+}

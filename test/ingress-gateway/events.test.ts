@@ -1,0 +1,96 @@
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SessionEvent, SessionEventsRequest, SessionView } from '../../services/contract'
+import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
+import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
+import { bearer, KEY_A, testGateway } from './helpers/gateway'
+
+const SESSION_PATH = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 's1'))}`
+
+function event(seq: number): SessionEvent {
+  return { seq, type: seq === 1 ? 'run:start' : 'turn:end', at: 1000 + seq, data: { n: seq } }
+}
+
+/** Reads SSE frames from a live response until `count` event frames arrived, then disconnects. */
+async function readEvents(url: string, headers: Record<string, string>, count: number): Promise<{ status: number; contentType: string | null; frames: string[] }> {
+  const controller = new AbortController()
+  const response = await fetch(url, { headers, signal: controller.signal })
+  const frames: string[] = []
+  if (response.body === null) throw new Error('no body')
+  const decoder = new TextDecoder()
+  let buffered = ''
+  const reader = response.body.getReader()
+  while (frames.filter((frame) => frame.startsWith('id:')).length < count) {
+    const { value, done } = await reader.read()
+    if (done) break
+    buffered += decoder.decode(value, { stream: true })
+    const parts = buffered.split('\n\n')
+    buffered = parts.pop() ?? ''
+    frames.push(...parts)
+  }
+  controller.abort()
+  return { status: response.status, contentType: response.headers.get('content-type'), frames }
+}
+
+describe('GET /v1/sessions/:sessionId/events', () => {
+  let restate: FakeRestate
+  let app: FastifyInstance
+  let base: string
+  const log: SessionEvent[] = [event(1), event(2), event(3)]
+
+  beforeAll(async () => {
+    restate = await startFakeRestate()
+    restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: { exists: true } as SessionView })
+    restate.on(`POST ${SESSION_PATH}/events`, (request) => {
+      const { after = 0, limit = 100 } = request.body as SessionEventsRequest
+      return { status: 200, body: log.filter((entry) => entry.seq > after).slice(0, limit) }
+    })
+    app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: restate.url })
+    base = await app.listen({ port: 0, host: '127.0.0.1' })
+  })
+  afterAll(async () => {
+    await app.close()
+    await restate.close()
+  })
+
+  it('streams the log as SSE frames, then new events as they are appended', async () => {
+    setTimeout(() => log.push(event(4)), 100)
+    const { status, contentType, frames } = await readEvents(`${base}/v1/sessions/s1/events`, bearer(KEY_A), 4)
+    expect(status).toBe(200)
+    expect(contentType).toBe('text/event-stream; charset=utf-8')
+    expect(frames[0]).toBe('retry: 2000')
+    const events = frames.filter((frame) => frame.startsWith('id:'))
+    expect(events[0]).toBe(`id: 1\nevent: run:start\ndata: ${JSON.stringify(event(1))}`)
+    expect(events.map((frame) => frame.split('\n')[0])).toEqual(['id: 1', 'id: 2', 'id: 3', 'id: 4'])
+  })
+
+  it('resumes after Last-Event-ID, which wins over ?after=', async () => {
+    const { frames } = await readEvents(`${base}/v1/sessions/s1/events?after=0`, { ...bearer(KEY_A), 'last-event-id': '2' }, 2)
+    expect(frames.filter((frame) => frame.startsWith('id:')).map((frame) => frame.split('\n')[0])).toEqual(['id: 3', 'id: 4'])
+    const afterRequests = restate.requests.filter((request) => request.path.endsWith('/events')).map((request) => (request.body as SessionEventsRequest).after)
+    expect(afterRequests).toContain(2)
+  })
+
+  it('resumes after ?after=', async () => {
+    const { frames } = await readEvents(`${base}/v1/sessions/s1/events?after=3`, bearer(KEY_A), 1)
+    expect(frames.filter((frame) => frame.startsWith('id:')).map((frame) => frame.split('\n')[0])).toEqual(['id: 4'])
+  })
+
+  it('404 before streaming when the session does not exist', async () => {
+    const response = await fetch(`${base}/v1/sessions/other/events`, { headers: bearer(KEY_A) })
+    expect(response.status).toBe(502)
+    const missingPath = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'missing'))}`
+    restate.on(`POST ${missingPath}/get`, { status: 200, body: { exists: false } as SessionView })
+    const missing = await fetch(`${base}/v1/sessions/missing/events`, { headers: bearer(KEY_A) })
+    expect(missing.status).toBe(404)
+    expect(await missing.json()).toEqual({ error: { code: 'session_not_found', message: 'session missing not found' } })
+  })
+
+  it('closing the app ends open streams', async () => {
+    const response = await fetch(`${base}/v1/sessions/s1/events`, { headers: bearer(KEY_A) })
+    expect(response.status).toBe(200)
+    const text = response.text()
+    await app.close()
+    await expect(text).resolves.toContain('id: 1')
+  })
+})

@@ -1,0 +1,230 @@
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { QuestionRecord, SessionRunResult, SessionView } from '../../services/contract'
+import { signAnswerToken } from '../../ingress-gateway/answer-token'
+import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
+import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
+import { bearer, KEY_A, KEY_B, testConfig, testGateway } from './helpers/gateway'
+
+const KEY_OF_A = sessionKey(tenantOf(KEY_A), 's1')
+const SESSION_PATH = `/session/${encodeURIComponent(KEY_OF_A)}`
+
+function view(overrides: Partial<SessionView> = {}): SessionView {
+  return {
+    exists: true,
+    id: KEY_OF_A,
+    status: 'waiting',
+    turns: [{ id: 't1', runId: 'r1', role: 'user', content: [{ type: 'text', text: 'hi' }], createdAt: 1 }],
+    runs: [{ id: 'r1', status: 'running', prompt: 'hi', startedAt: 1, depth: 0 }],
+    usage: { usage: { inputTokens: 3, outputTokens: 4 }, costUsd: 0.5, modelRequests: 1, toolCalls: 0, turns: 1 } as SessionView['usage'],
+    pending: [{ id: 'sign_1q/x', kind: 'ask_user', question: 'Which one?', options: ['a', 'b'], createdAt: 5 }],
+    invocation: { invocationId: 'inv_1', status: 'running', startedAt: 1 },
+    ...overrides,
+  }
+}
+
+const MISSING: SessionView = { exists: false, id: '', status: 'idle', turns: [], runs: [], usage: view().usage, pending: [] }
+
+describe('routes against a stand-in Restate', () => {
+  let restate: FakeRestate
+  let app: FastifyInstance
+  beforeAll(async () => {
+    restate = await startFakeRestate()
+    app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin` })
+  })
+  afterAll(async () => {
+    await app.close()
+    await restate.close()
+  })
+  beforeEach(() => {
+    restate.requests.length = 0
+  })
+
+  describe('POST /v1/sessions/:sessionId/prompts', () => {
+    it('sends the run to the tenant-scoped object key with only content-type and idempotency-key', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: MISSING })
+      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
+      const response = await app.inject({
+        method: 'POST',
+        url: '/v1/sessions/s1/prompts',
+        payload: { prompt: 'hello', maxTurns: 3 },
+        headers: { ...bearer(KEY_A), 'idempotency-key': 'idem-1', cookie: 'c=1', 'x-forwarded-for': '1.2.3.4' },
+      })
+      expect(response.statusCode).toBe(202)
+      expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_2', queued: false })
+      const send = restate.requests.find((request) => request.path.endsWith('/run/send'))
+      expect(send?.body).toEqual({ prompt: 'hello', maxTurns: 3 })
+      expect(send?.headers['idempotency-key']).toBe('idem-1')
+      for (const request of restate.requests) {
+        expect(request.headers.authorization).toBeUndefined()
+        expect(request.headers.cookie).toBeUndefined()
+        expect(request.headers['x-forwarded-for']).toBeUndefined()
+      }
+    })
+
+    it('reports queued (with a note) while another invocation runs', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
+      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'next' }, headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(202)
+      expect(response.json()).toMatchObject({ invocationId: 'inv_2', queued: true, note: expect.stringContaining('queued') })
+    })
+
+    it('is not queued behind itself when an idempotent repeat returns the running invocation', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 200, body: { invocationId: 'inv_1', status: 'PreviouslyAccepted' } })
+      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p' }, headers: { ...bearer(KEY_A), 'idempotency-key': 'k' } })
+      expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_1', queued: false })
+    })
+
+    it('?wait=true attaches and returns the result', async () => {
+      const result: SessionRunResult = { sessionId: KEY_OF_A, status: 'completed', text: 'done', stats: { runId: 'r2', turns: 1, costUsd: 0.1 } as SessionRunResult['stats'] }
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: MISSING })
+      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_3' } })
+      restate.on('GET /restate/invocation/inv_3/attach', { status: 200, body: result })
+      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_3', status: 'completed', text: 'done', stats: { runId: 'r2', turns: 1, costUsd: 0.1 } })
+    })
+
+    it('?wait=true maps a cancelled run to 409 run_cancelled and a terminal failure to 500 run_failed', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: MISSING })
+      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_4' } })
+      restate.on('GET /restate/invocation/inv_4/attach', { status: 409, body: { code: 409, message: 'Cancelled', source: 'invocation' } })
+      const cancelled = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
+      expect(cancelled.statusCode).toBe(409)
+      expect(cancelled.json().error.code).toBe('run_cancelled')
+      restate.on('GET /restate/invocation/inv_4/attach', { status: 422, body: { code: 422, message: 'depth refused', source: 'invocation' } })
+      const failed = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
+      expect(failed.statusCode).toBe(500)
+      expect(failed.json().error).toEqual({ code: 'run_failed', message: 'the run failed with 422: depth refused' })
+    })
+
+    it('maps an unexpected Restate error (service not registered) to 502 restate_error', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 404, body: { message: 'service session not found' } })
+      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(502)
+      expect(response.json().error).toEqual({ code: 'restate_error', message: 'Restate answered 404: service session not found' })
+    })
+  })
+
+  describe('GET /v1/sessions/:sessionId', () => {
+    it("returns the session under the user's id with signed answer links", async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(200)
+      const body = response.json()
+      const expected = view()
+      expect(body).toEqual({
+        id: 's1',
+        status: 'waiting',
+        turns: expected.turns,
+        runs: expected.runs,
+        usage: expected.usage,
+        invocation: expected.invocation,
+        pending: [{ ...expected.pending[0], answerUrl: `http://gateway.test/v1/awakeables/sign_1q%2Fx/resolve?token=${signAnswerToken(testConfig().answerSecret, 'sign_1q/x')}` }],
+      })
+      expect(restate.requests[0]?.body).toBeNull()
+    })
+
+    it('404 session_not_found when the key never ran; another key sees another object', async () => {
+      restate.on(`POST /session/${encodeURIComponent(sessionKey(tenantOf(KEY_B), 's1'))}/get`, { status: 200, body: MISSING })
+      const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_B) })
+      expect(response.statusCode).toBe(404)
+      expect(response.json()).toEqual({ error: { code: 'session_not_found', message: 'session s1 not found' } })
+    })
+  })
+
+  describe('POST /v1/sessions/:sessionId/cancel', () => {
+    it('cancels the running invocation through the admin API', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on('PATCH /admin/invocations/inv_1/cancel', { status: 202 })
+      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(202)
+      expect(response.json()).toEqual({ invocationId: 'inv_1' })
+      expect(restate.requests.map((request) => `${request.method} ${request.path}`)).toContain('PATCH /admin/invocations/inv_1/cancel')
+    })
+
+    it('409 nothing_running when no invocation runs, or it ended meanwhile', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view({ invocation: { invocationId: 'inv_1', status: 'completed', startedAt: 1, endedAt: 2 } }) })
+      const idle = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
+      expect(idle.statusCode).toBe(409)
+      expect(idle.json().error.code).toBe('nothing_running')
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on('PATCH /admin/invocations/inv_1/cancel', { status: 409, body: { message: 'already completed' } })
+      const raced = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
+      expect(raced.statusCode).toBe(409)
+      expect(raced.json().error.code).toBe('nothing_running')
+    })
+
+    it('404 when the session does not exist', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: MISSING })
+      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(404)
+    })
+  })
+
+  describe('POST /v1/awakeables/:id/resolve', () => {
+    const id = 'sign_1q/x'
+    const url = `/v1/awakeables/${encodeURIComponent(id)}/resolve`
+    const resumer = `/resumer/${encodeURIComponent(id)}`
+    const record: QuestionRecord = { awakeableId: id, sessionKey: KEY_OF_A, kind: 'ask_user', question: 'Which one?', createdAt: 5, state: 'open' }
+
+    it('answers with the API key of the owning tenant', async () => {
+      restate.on(`POST ${resumer}/describe`, { status: 200, body: record })
+      restate.on(`POST ${resumer}/answer`, { status: 200, body: { outcome: 'answered', sessionKey: KEY_OF_A } })
+      const response = await app.inject({ method: 'POST', url, payload: { answer: { choice: 'a' } }, headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual({ id, status: 'answered' })
+      expect(restate.requests.find((request) => request.path.endsWith('/answer'))?.body).toEqual({ answer: { choice: 'a' } })
+    })
+
+    it("404 for another tenant's question, without answering it", async () => {
+      restate.on(`POST ${resumer}/describe`, { status: 200, body: record })
+      const response = await app.inject({ method: 'POST', url, payload: { answer: 'a' }, headers: bearer(KEY_B) })
+      expect(response.statusCode).toBe(404)
+      expect(response.json().error.code).toBe('question_not_found')
+      expect(restate.requests.some((request) => request.path.endsWith('/answer'))).toBe(false)
+    })
+
+    it('404 when the resumer does not know the question', async () => {
+      restate.on(`POST ${resumer}/describe`, { status: 200 })
+      const response = await app.inject({ method: 'POST', url, payload: { answer: 'a' }, headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(404)
+    })
+
+    it('answers with a token alone and maps the outcomes', async () => {
+      const token = signAnswerToken(testConfig().answerSecret, id)
+      const cases = [
+        ['unknown', 404, 'question_not_found'],
+        ['already_answered', 409, 'already_answered'],
+        ['expired', 410, 'question_expired'],
+      ] as const
+      for (const [outcome, status, code] of cases) {
+        restate.on(`POST ${resumer}/answer`, { status: 200, body: { outcome } })
+        const response = await app.inject({ method: 'POST', url: `${url}?token=${token}`, payload: { answer: 'a' } })
+        expect(response.statusCode, outcome).toBe(status)
+        expect(response.json().error.code).toBe(code)
+      }
+      expect(restate.requests.some((request) => request.path.endsWith('/describe'))).toBe(false)
+    })
+  })
+
+  describe('GET /readyz', () => {
+    it('200 when the admin API and the ingress answer', async () => {
+      restate.on('GET /admin/health', { status: 200 })
+      restate.on('GET /restate/health', { status: 200 })
+      const response = await app.inject({ method: 'GET', url: '/readyz' })
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual({ status: 'ready' })
+    })
+
+    it('503 naming the part that does not answer', async () => {
+      restate.on('GET /admin/health', { status: 200 })
+      restate.on('GET /restate/health', { status: 500 })
+      const response = await app.inject({ method: 'GET', url: '/readyz' })
+      expect(response.statusCode).toBe(503)
+      expect(response.json().error.message).toBe('Restate ingress not responding')
+    })
+  })
+})
