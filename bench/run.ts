@@ -1,1 +1,51 @@
-console.log('no benchmarks yet')
+/**
+ * `npm run bench [-- --quick]`: every benchmark of zidane's durability in one go (see bench/README.md). Prints a
+ * table and writes `bench/results.json`. Variants of one figure run interleaved in this process after a warm-up.
+ */
+import path from 'node:path'
+import { measureConcurrentSessions } from './concurrent-sessions'
+import { measureDurabilityOverhead } from './durability-overhead'
+import { measureKillToResumed } from './kill-resume'
+import { measureRealisticLatency } from './realistic-latency'
+import { parseOptions } from './lib/options'
+import { renderTable, writeResults } from './lib/report'
+import type { Report } from './lib/report'
+import { startBenchServer } from './lib/restate-server'
+import type { BenchServer } from './lib/restate-server'
+import { benchServices } from './lib/restate-services'
+
+type Section = { name: string; run: (server: BenchServer) => Promise<void> }
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2))
+  const started = performance.now()
+  const report: Report = { figures: [], notes: [] }
+  const server = await startBenchServer()
+  const sections: Section[] = [
+    { name: '1-2 durability overhead', run: async target => measureDurabilityOverhead(target, options, report) },
+    { name: '3 realistic model latency', run: async target => measureRealisticLatency(target, options, report) },
+    { name: '4 kill to resumed', run: async target => measureKillToResumed(target, options, report) },
+    { name: '5 concurrent sessions (full stack)', run: async () => measureConcurrentSessions(options, report) },
+  ]
+  try {
+    await server.serve([...benchServices])
+    for (const section of sections) {
+      const sectionStarted = performance.now()
+      process.stderr.write(`[bench] ${section.name}…\n`)
+      try {
+        await section.run(server)
+      } catch (error) {
+        report.notes.push(`§${section.name} FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+      }
+      process.stderr.write(`[bench] ${section.name} done in ${((performance.now() - sectionStarted) / 1000).toFixed(1)} s\n`)
+    }
+  } finally {
+    await server.stop()
+  }
+  const elapsedMs = performance.now() - started
+  report.notes.push(`mode ${options.quick ? 'quick' : 'full'}, ${(elapsedMs / 1000).toFixed(0)} s in all`)
+  console.log(renderTable(report))
+  writeResults(path.join(import.meta.dirname, 'results.json'), report, options.quick ? 'quick' : 'full', elapsedMs)
+}
+
+await main()

@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { createAuth } from './auth'
 import { GatewayConfigError, type GatewayConfig } from './config'
 import { GATEWAY_ERROR_CODES, installErrorHandlers } from './errors'
@@ -20,7 +20,7 @@ import { installValidation } from './validation'
 export async function buildGateway(config: GatewayConfig): Promise<FastifyInstance> {
   if (!config.open && config.apiKeys.length === 0) throw new GatewayConfigError('refusing to build the gateway without API keys (or open mode)')
   // maxParamLength: fastify's default (100) would answer 414 to valid 128-character session ids.
-  const app = Fastify({ logger: config.logger ?? false, bodyLimit: config.bodyLimitBytes, maxParamLength: 1024 })
+  const app = Fastify({ logger: loggerOptions(config), bodyLimit: config.bodyLimitBytes, routerOptions: { maxParamLength: 1024 } })
   installValidation(app)
   installJsonParser(app)
   installErrorHandlers(app)
@@ -37,6 +37,21 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
   return app
 }
 
+/** Request logs keep method and URL but never an answer-link token (it authorizes an answer by itself). */
+function loggerOptions(config: GatewayConfig) {
+  if (config.logger !== true) return false
+  return {
+    serializers: {
+      req: (request: FastifyRequest) => ({ method: request.method, url: redactToken(request.url), remoteAddress: request.ip }),
+    },
+  }
+}
+
+/** `url` with the value of any `token` query parameter replaced by `REDACTED`. */
+export function redactToken(url: string): string {
+  return url.replace(/([?&]token=)[^&#]*/g, '$1REDACTED')
+}
+
 /** Only JSON bodies are accepted (others get 415); an empty JSON body counts as no body, so bodiless POSTs work with any client. */
 function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
@@ -47,7 +62,7 @@ function installJsonParser(app: FastifyInstance): void {
       done(null, undefined)
       return
     }
-    parseJson(request, text, done)
+    void parseJson(request, text, done)
   })
 }
 

@@ -31,7 +31,13 @@ export async function streamEvents(
   signal: AbortSignal,
   timing: EventStreamTiming = DEFAULT_EVENT_STREAM_TIMING,
 ): Promise<void> {
-  raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' })
+  // `connection: close`: a stream's socket is never worth reusing, and an idle kept-alive one would delay shutdown.
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    'x-accel-buffering': 'no',
+    connection: 'close',
+  })
   raw.write('retry: 2000\n\n')
   const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), timing.keepAliveMs)
   let cursor = after

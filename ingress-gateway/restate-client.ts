@@ -51,13 +51,14 @@ export interface RestateClient {
 }
 
 const CALL_TIMEOUT_MS = 10_000
+const neverAborted = new AbortController().signal
 const HEALTH_TIMEOUT_MS = 2_000
 
 interface CallOptions {
   method: 'GET' | 'POST' | 'PATCH'
   body?: unknown
   idempotencyKey?: string | undefined
-  /** Absent: {@link CALL_TIMEOUT_MS}. A given signal replaces the timeout (attach waits as long as the run takes). */
+  /** Replaces the {@link CALL_TIMEOUT_MS} timeout: attach waits as long as the run takes, until this aborts. */
   signal?: AbortSignal | undefined
 }
 
@@ -73,7 +74,7 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
     async attach(invocationId, signal) {
       return call<SessionRunResult>(`${endpoints.ingressUrl}/restate/invocation/${encodeURIComponent(invocationId)}/attach`, {
         method: 'GET',
-        signal: signal ?? new AbortController().signal,
+        signal: signal ?? neverAborted,
       })
     },
     async getSession(key) {

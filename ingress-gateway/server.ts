@@ -1,18 +1,23 @@
 import { buildGateway } from './app'
 import { GatewayConfigError, loadGatewayConfig } from './config'
 
+const SHUTDOWN_GRACE_MS = 10_000
+
 /** Starts the gateway from environment variables: load config, build, listen, stop cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = { ...loadGatewayConfig(process.env), logger: true }
   const app = await buildGateway(config)
   const address = await app.listen({ port: config.port, host: config.host })
   const mode = config.open ? 'OPEN mode (no auth; development only)' : `${config.apiKeys.length} API key(s)`
+  if (process.env.GATEWAY_OPEN === '1' && !config.open) app.log.warn('GATEWAY_OPEN=1 is ignored because GATEWAY_API_KEYS is set')
   process.stdout.write(`zidane gateway listening on ${address} (${mode}); public URL ${config.publicUrl}; docs ${config.publicUrl}/docs\n`)
   let closing = false
   const stop = (signal: NodeJS.Signals): void => {
     if (closing) return
     closing = true
     app.log.info({ signal }, 'shutting down')
+    // In-flight requests get a grace period (a `?wait=true` request can last as long as a run), then are cut.
+    setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref()
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {

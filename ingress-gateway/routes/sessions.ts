@@ -53,7 +53,8 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
         ...question,
         answerUrl: answerUrl(config.publicUrl, config.answerSecret, question.id),
       })
-      return { ...view, id: request.params.sessionId, pending: view.pending.map(withLink) }
+      const { status, turns, runs, usage, invocation } = view
+      return { id: request.params.sessionId, status, turns, runs, usage, pending: view.pending.map(withLink), ...(invocation === undefined ? {} : { invocation }) }
     },
   )
 

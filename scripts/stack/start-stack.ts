@@ -33,6 +33,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     critical: true,
     env: {
       ...process.env,
+      ...extraEnv,
       RESTATE_BASE_DIR: config.dataDir,
       RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${config.adminPort}`,
       RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${config.ingressPort}`,

@@ -14,7 +14,10 @@ export interface SupervisedProcess {
 export interface ProcessHandle {
   readonly name: string
   current(): ChildProcess | undefined
+  /** Stops the process and does not restart it. */
   stop(): Promise<void>
+  /** Starts a stopped process again (supervised as before). */
+  restart(): void
 }
 
 const MAX_BACKOFF_MS = 10_000
@@ -43,6 +46,11 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
   return {
     name: spec.name,
     current: () => child,
+    restart: () => {
+      stopping = false
+      backoffMs = 100
+      start()
+    },
     stop: () => new Promise(resolve => {
       stopping = true
       if (!child || child.exitCode !== null || child.signalCode !== null) return resolve()

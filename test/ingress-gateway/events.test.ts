@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SessionEvent, SessionEventsRequest, SessionView } from '../../services/contract'
+import type { SessionEvent, SessionEventsRequest } from '../../services/contract'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
 import { bearer, KEY_A, testGateway } from './helpers/gateway'
@@ -40,7 +40,7 @@ describe('GET /v1/sessions/:sessionId/events', () => {
 
   beforeAll(async () => {
     restate = await startFakeRestate()
-    restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: { exists: true } as SessionView })
+    restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: { exists: true } })
     restate.on(`POST ${SESSION_PATH}/events`, (request) => {
       const { after = 0, limit = 100 } = request.body as SessionEventsRequest
       return { status: 200, body: log.filter((entry) => entry.seq > after).slice(0, limit) }
@@ -76,21 +76,36 @@ describe('GET /v1/sessions/:sessionId/events', () => {
     expect(frames.filter((frame) => frame.startsWith('id:')).map((frame) => frame.split('\n')[0])).toEqual(['id: 4'])
   })
 
-  it('404 before streaming when the session does not exist', async () => {
-    const response = await fetch(`${base}/v1/sessions/other/events`, { headers: bearer(KEY_A) })
-    expect(response.status).toBe(502)
+  it('answers errors as JSON before streaming: 404 when the session does not exist', async () => {
     const missingPath = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'missing'))}`
-    restate.on(`POST ${missingPath}/get`, { status: 200, body: { exists: false } as SessionView })
+    restate.on(`POST ${missingPath}/get`, { status: 200, body: { exists: false } })
     const missing = await fetch(`${base}/v1/sessions/missing/events`, { headers: bearer(KEY_A) })
     expect(missing.status).toBe(404)
     expect(await missing.json()).toEqual({ error: { code: 'session_not_found', message: 'session missing not found' } })
+    const unknown = await fetch(`${base}/v1/sessions/other/events`, { headers: bearer(KEY_A) })
+    expect(unknown.status).toBe(502)
+    await unknown.body?.cancel()
+  })
+
+  it('keeps the stream open through a Restate outage and says so once', async () => {
+    const flakyPath = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'flaky'))}`
+    let calls = 0
+    restate.on(`POST ${flakyPath}/get`, { status: 200, body: { exists: true } })
+    restate.on(`POST ${flakyPath}/events`, () => (++calls <= 2 ? { status: 503, body: { message: 'starting' } } : { status: 200, body: [event(1)] }))
+    const { frames } = await readEvents(`${base}/v1/sessions/flaky/events`, bearer(KEY_A), 1)
+    const errors = frames.filter((frame) => frame.startsWith('event: gateway:error'))
+    expect(errors).toEqual([`event: gateway:error\ndata: ${JSON.stringify({ code: 'restate_unavailable', message: 'Restate is unavailable: starting' })}`])
+    expect(frames.at(-1)).toMatch(/^id: 1\n/)
   })
 
   it('closing the app ends open streams', async () => {
     const response = await fetch(`${base}/v1/sessions/s1/events`, { headers: bearer(KEY_A) })
     expect(response.status).toBe(200)
     const text = response.text()
-    await app.close()
+    const closed = app.close()
     await expect(text).resolves.toContain('id: 1')
+    // The stream ended by itself; what may remain is a spare socket the test client opened and never used.
+    app.server.closeAllConnections()
+    await closed
   })
 })

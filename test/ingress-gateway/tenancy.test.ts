@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import { redactToken } from '../../ingress-gateway/app'
 import { answerUrl, signAnswerToken, verifyAnswerToken } from '../../ingress-gateway/answer-token'
 import { createKeyRing, sessionKey, sessionKeyBelongsTo, tenantOf } from '../../ingress-gateway/tenancy'
 
@@ -36,5 +37,13 @@ describe('answer tokens', () => {
 
   it('builds answer links with the encoded id and its token', () => {
     expect(answerUrl('https://gw.example', 's', 'a/b')).toBe(`https://gw.example/v1/awakeables/a%2Fb/resolve?token=${signAnswerToken('s', 'a/b')}`)
+  })
+})
+
+describe('request logs', () => {
+  it('redact answer tokens from URLs', () => {
+    expect(redactToken('/v1/awakeables/a/resolve?token=abc-_1&x=1')).toBe('/v1/awakeables/a/resolve?token=REDACTED&x=1')
+    expect(redactToken('/v1/x?a=1&token=abc')).toBe('/v1/x?a=1&token=REDACTED')
+    expect(redactToken('/v1/sessions/s1')).toBe('/v1/sessions/s1')
   })
 })

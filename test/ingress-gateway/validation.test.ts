@@ -12,7 +12,7 @@ async function expectInvalid(app: FastifyInstance, request: InjectOptions, messa
   expect(body.error.message).toMatch(message)
 }
 
-const prompts = (payload: unknown, url = '/v1/sessions/s1/prompts'): InjectOptions => ({ method: 'POST', url, payload: payload as InjectOptions['payload'] })
+const prompts = (payload: unknown, url = '/v1/sessions/s1/prompts'): InjectOptions => ({ method: 'POST', url, payload: payload as NonNullable<InjectOptions['payload']> })
 
 describe('request validation', () => {
   let app: FastifyInstance
@@ -59,6 +59,11 @@ describe('request validation', () => {
       await expectInvalid(app, prompts({ prompt: 'hi' }, '/v1/sessions/s1/prompts?stream=true'), 'querystring.stream is not allowed')
       await expectInvalid(app, { ...prompts({ prompt: 'hi' }), headers: { 'idempotency-key': 'k'.repeat(201) } }, /^headers\.idempotency-key must NOT have more than 200/)
       await expectInvalid(app, { ...prompts({ prompt: 'hi' }), headers: { 'idempotency-key': '' } }, /^headers\.idempotency-key must NOT have fewer than 1/)
+    })
+
+    it('accepts the longest session id', async () => {
+      const response = await app.inject({ ...prompts({ prompt: 'hi' }, `/v1/sessions/${'x'.repeat(128)}/prompts`), headers: auth })
+      expect(response.statusCode).toBe(503)
     })
 
     it('accepts a valid request up to Restate (unreachable here)', async () => {

@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import http2 from 'node:http2'
+import net from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import * as restate from '@restatedev/restate-sdk'
+import { pollUntil } from './stats'
+
+/**
+ * The retry policy of the bench server: first retry after 50 ms, doubling, capped at 500 ms, never paused (the same
+ * policy as the integration-test harness; `restate.toml` ships 100 ms doubling to 2 s). It sets how soon a restarted
+ * services process is retried, so it bounds the kill-to-resumed figure.
+ */
+export const BENCH_RETRY_POLICY = { initialInterval: '50ms', exponentiationFactor: '2', maxInterval: '500ms' }
+
+/** A restate-server started for the bench (free loopback ports, a temporary base dir). */
+export interface BenchServer {
+  readonly ingressUrl: string
+  readonly adminUrl: string
+  readonly process: ChildProcess
+  register(uri: string): Promise<void>
+  /** Serves `services` in this process over HTTP/2 (bidirectional streaming) and registers them. */
+  serve(services: readonly restate.VirtualObjectDefinition<string, unknown>[]): Promise<string>
+  query<T = Record<string, unknown>>(sql: string): Promise<T[]>
+  /** POST to the ingress; throws on a non-2xx status. Returns the parsed body and the invocation id. */
+  call<T>(route: string, body: unknown): Promise<{ body: T; invocationId: string }>
+  stop(): Promise<void>
+}
+
+/** A free loopback TCP port. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** Starts `node_modules/.bin/restate-server` with the bench retry policy and waits until admin and ingress are healthy. */
+export async function startBenchServer(extraEnv: Record<string, string> = {}): Promise<BenchServer> {
+  const [adminPort, ingressPort, fabricPort] = [await freePort(), await freePort(), await freePort()]
+  const baseDir = await mkdtemp(path.join(tmpdir(), 'zidane-bench-restate-'))
+  const child = spawn(path.resolve('node_modules/.bin/restate-server'), ['--no-logo'], {
+    env: {
+      ...process.env,
+      RESTATE_BASE_DIR: baseDir,
+      RESTATE_NODE_NAME: 'zidane-bench',
+      RESTATE_CLUSTER_NAME: `zidane-bench-${fabricPort}`,
+      RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${adminPort}`,
+      RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${ingressPort}`,
+      RESTATE_BIND_ADDRESS: `127.0.0.1:${fabricPort}`,
+      RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${fabricPort}/`,
+      RESTATE_LISTEN_MODE: 'tcp',
+      RESTATE_DEFAULT_NUM_PARTITIONS: '4',
+      RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: BENCH_RETRY_POLICY.initialInterval,
+      RESTATE_DEFAULT_RETRY_POLICY__EXPONENTIATION_FACTOR: BENCH_RETRY_POLICY.exponentiationFactor,
+      RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: BENCH_RETRY_POLICY.maxInterval,
+      RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS: 'unlimited',
+      RESTATE_LOG_FILTER: 'error',
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let logs = ''
+  child.stderr?.on('data', (chunk: Buffer) => { logs = (logs + chunk.toString()).slice(-20_000) })
+  const adminUrl = `http://127.0.0.1:${adminPort}`
+  const ingressUrl = `http://127.0.0.1:${ingressPort}`
+  const endpoints: http2.Http2Server[] = []
+  const stop = async (): Promise<void> => {
+    for (const endpoint of endpoints) endpoint.close()
+    await stopProcess(child)
+    await rm(baseDir, { recursive: true, force: true })
+  }
+  try {
+    await pollUntil(async () => ((await fetch(`${adminUrl}/health`)).ok ? true : undefined), 30_000, 'restate admin health', 50)
+    await pollUntil(async () => ((await fetch(`${ingressUrl}/restate/health`)).ok ? true : undefined), 30_000, 'restate ingress health', 50)
+  } catch (error) {
+    await stop()
+    throw new Error(`restate-server did not become healthy:\n${logs}`, { cause: error })
+  }
+  const server: BenchServer = {
+    ingressUrl,
+    adminUrl,
+    process: child,
+    async register(uri) {
+      const response = await fetch(`${adminUrl}/deployments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ uri, force: true }) })
+      if (!response.ok) throw new Error(`registering ${uri} failed: ${response.status} ${await response.text()}`)
+    },
+    async serve(services) {
+      const endpoint = http2.createServer(restate.createEndpointHandler({ services: [...services], logger: () => undefined }))
+      endpoints.push(endpoint)
+      const port = await new Promise<number>(resolve => { endpoint.listen(0, '127.0.0.1', () => resolve((endpoint.address() as net.AddressInfo).port)) })
+      const uri = `http://127.0.0.1:${port}`
+      await server.register(uri)
+      return uri
+    },
+    async query<T>(sql: string) {
+      const response = await fetch(`${adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: sql }) })
+      if (!response.ok) throw new Error(`query failed: ${response.status} ${await response.text()}`)
+      return ((await response.json()) as { rows: T[] }).rows
+    },
+    async call<T>(route: string, body: unknown) {
+      const response = await fetch(`${ingressUrl}/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      const text = await response.text()
+      if (!response.ok) throw new Error(`${route} answered ${response.status}: ${text.slice(0, 500)}`)
+      return { body: JSON.parse(text) as T, invocationId: response.headers.get('x-restate-id') ?? '' }
+    },
+    stop,
+  }
+  return server
+}
+
+/** SIGTERM, then SIGKILL after 5 s; resolves once the process exited. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+  await exited
+  clearTimeout(timer)
+}

@@ -1,0 +1,85 @@
+import * as restate from '@restatedev/restate-sdk'
+import type { AgentBehavior } from 'zidane'
+import type { ContentBlock, Message, ToolUseBlock } from 'zidane/providers'
+import { restateRuntime } from 'zidane/restate'
+import { createMemorySessionStore, createSession, loadSession } from 'zidane/session'
+import type { ScriptedRunShape } from './scripted-run'
+import { benchProvider, echoTool, timeScriptedRun } from './scripted-run'
+
+/**
+ * Input of the bench handlers: the run's shape, loop behaviour (e.g. `persistDir`), and two diagnostic switches of
+ * `restateRuntime` that isolate costs: `coalesce` (fewer journaled clock reads) and `memorySession` (no session state).
+ */
+export interface BenchRunRequest extends ScriptedRunShape {
+  behavior?: AgentBehavior
+  coalesce?: boolean
+  memorySession?: boolean
+}
+
+/** What the bench handlers return: the in-handler wall time of the run and its model turns. */
+export interface BenchRunResult { wallMs: number; turns: number; invocationId: string }
+
+/** Our stack: `createAgent` on `restateRuntime`, session in object state, as `services/agent-object` wires it. */
+export const benchAgent = restate.object({
+  name: 'BenchAgent',
+  handlers: {
+    run: async (ctx: restate.ObjectContext, request: BenchRunRequest): Promise<BenchRunResult> => {
+      const durable = restateRuntime(ctx, {
+        promises: restate.RestatePromise,
+        idSeed: ctx.key,
+        ...(request.coalesce ? { coalesce: true } : {}),
+        ...(request.memorySession ? { sessionStore: createMemorySessionStore() } : {}),
+      })
+      const store = durable.stores.session
+      const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
+      const run = await timeScriptedRun(request, durable, { session }, request.behavior ?? {})
+      return { wallMs: run.wallMs, turns: run.turns, invocationId: ctx.request().id }
+    },
+  },
+})
+
+/**
+ * The hand-written reference: one `ctx.run` per model call and one per tool call, the same scripted model and
+ * tool, history in a local array, nothing else journaled.
+ */
+export const handLoop = restate.object({
+  name: 'HandLoop',
+  handlers: {
+    run: async (ctx: restate.ObjectContext, request: BenchRunRequest): Promise<BenchRunResult> => {
+      const provider = benchProvider(request)
+      const tool = echoTool(request.outputBytes)
+      const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'benchmark run' }] }]
+      const started = performance.now()
+      let turns = 0
+      for (;;) {
+        turns += 1
+        const response = await ctx.run('model', () => provider.stream({ messages, tools: [tool.spec], signal: new AbortController().signal }, () => undefined))
+        messages.push({ role: 'assistant', content: response.content })
+        const calls = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use')
+        if (calls.length === 0) break
+        const results: ContentBlock[] = []
+        for (const call of calls) {
+          const output = await ctx.run('tool', async () => tool.execute(call.input, undefined as never))
+          results.push({ type: 'tool_result', toolUseId: call.id, content: typeof output === 'string' ? output : JSON.stringify(output) })
+        }
+        messages.push({ role: 'user', content: results })
+      }
+      return { wallMs: performance.now() - started, turns, invocationId: ctx.request().id }
+    },
+  },
+})
+
+/** Bare journal round trips: `steps` sequential `ctx.run` of a trivial closure. */
+export const bareSteps = restate.object({
+  name: 'BareSteps',
+  handlers: {
+    run: async (ctx: restate.ObjectContext, request: { steps: number }): Promise<{ wallMs: number }> => {
+      const started = performance.now()
+      for (let step = 0; step < request.steps; step++) await ctx.run('step', () => step)
+      return { wallMs: performance.now() - started }
+    },
+  },
+})
+
+/** Every bench object served in-process. */
+export const benchServices = [benchAgent, handLoop, bareSteps] as const

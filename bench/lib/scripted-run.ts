@@ -1,0 +1,69 @@
+import { createAgent } from 'zidane'
+import type { AgentBehavior, AgentStats, ToolDef } from 'zidane'
+import type { DurableRuntime } from 'zidane/durable'
+import type { Provider } from 'zidane/providers'
+import type { Session } from 'zidane/session'
+import { scriptedProvider } from 'zidane/testing'
+
+/** The benchmark's scripted run: `toolTurns` turns with one tool call each, then a final answer turn. */
+export interface ScriptedRunShape {
+  toolTurns: number
+  /** Model latency of every turn (0: the instant scripted model). */
+  modelDelayMs: number
+  /** Size of each tool output in bytes (default: a short text). */
+  outputBytes?: number
+}
+
+/** The model turns a run of `shape` makes: one per tool turn, plus the final answer. */
+export function modelTurnsOf(shape: ScriptedRunShape): number {
+  return shape.toolTurns + 1
+}
+
+/**
+ * The scripted model. It reads the turn from the history (the number of assistant messages), not from its request
+ * counter, so a provider rebuilt by a replaying Restate attempt continues where the run is.
+ */
+export function benchProvider(shape: ScriptedRunShape, onLiveCall?: (turn: number) => void): Provider {
+  return scriptedProvider(request => {
+    const turn = request.messages.filter(message => message.role === 'assistant').length
+    onLiveCall?.(turn)
+    const delay = shape.modelDelayMs > 0 ? { delayMs: shape.modelDelayMs } : {}
+    if (turn < shape.toolTurns) return { text: `step ${turn}`, toolCalls: [{ name: 'echo', input: { turn }, id: `call_${turn}` }], ...delay }
+    return { text: 'done', ...delay }
+  })
+}
+
+const echoTools = new Map<number | undefined, ToolDef>()
+
+/**
+ * The one tool of the scripted run: returns a short text, or `outputBytes` bytes. One instance per size, as a host
+ * builds its tools once (the loop compiles a tool's input schema once per instance).
+ */
+export function echoTool(outputBytes: number | undefined, onLiveCall?: (turn: number) => void): ToolDef {
+  const cached = onLiveCall ? undefined : echoTools.get(outputBytes)
+  if (cached) return cached
+  const tool: ToolDef = {
+    spec: { name: 'echo', description: 'Echoes its turn.', inputSchema: { type: 'object', properties: { turn: { type: 'number' } } } },
+    isConcurrencySafe: true,
+    async execute(input) {
+      onLiveCall?.(Number(input.turn))
+      return outputBytes === undefined ? `echo ${String(input.turn)}` : 'x'.repeat(outputBytes)
+    },
+  }
+  if (!onLiveCall) echoTools.set(outputBytes, tool)
+  return tool
+}
+
+/** What a timed run reports: how long `agent.run` took and the turns it made. */
+export interface TimedRun { wallMs: number; turns: number; stats: AgentStats }
+
+/** Runs the scripted run once on `durable` in a fresh agent and times `agent.run` (session open excluded). */
+export async function timeScriptedRun(shape: ScriptedRunShape, durable: DurableRuntime, session: { sessionId: string } | { session: Session }, behavior: AgentBehavior = {}): Promise<TimedRun> {
+  const agent = createAgent({ provider: benchProvider(shape), tools: [echoTool(shape.outputBytes)], durable, ...session, behavior: { maxTurns: shape.toolTurns + 5, ...behavior } })
+  await agent.session()
+  const started = performance.now()
+  const stats = await agent.run({ prompt: 'benchmark run' })
+  const wallMs = performance.now() - started
+  if (stats.status !== 'completed') throw new Error(`scripted run ended ${stats.status}: ${stats.reason ?? ''}`)
+  return { wallMs, turns: stats.turns, stats }
+}

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestStack } from '../helpers/stack'
+import type { TestStack } from '../helpers/stack'
+
+interface Pending { id: string; kind: string; question: string; answerUrl: string }
+interface View { id: string; status: string; turns: Array<{ role: string; runId: string }>; runs: Array<{ label?: string; startedAt: number; endedAt?: number; depth: number }>; usage: { modelRequests: number; usage: { inputTokens: number } }; pending: Pending[] }
+
+async function json<T>(response: Response): Promise<T> {
+  return (await response.json()) as T
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error('timed out')
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
+
+describe('the stack over HTTP', () => {
+  let stack: TestStack | undefined
+  const s = (): TestStack => { if (!stack) throw new Error('no stack'); return stack }
+  beforeAll(async () => { stack = await startTestStack() }, 120_000)
+  afterAll(async () => { await stack?.destroy() })
+
+  const prompt = (sessionId: string, body: unknown, query = '', key?: string) => s().request(`/v1/sessions/${sessionId}/prompts${query}`, { method: 'POST', body: JSON.stringify(body), ...(key ? { key } : {}) })
+  const view = async (sessionId: string, key?: string) => json<View>(await s().request(`/v1/sessions/${sessionId}`, key ? { key } : {}))
+  /** The session once it exists (a run writes its state a moment after the 202), or undefined while it does not. */
+  const viewWhenReady = async (sessionId: string): Promise<View | undefined> => {
+    const response = await s().request(`/v1/sessions/${sessionId}`)
+    return response.status === 404 ? undefined : json<View>(response)
+  }
+
+  it('1. runs a prompt to completion; GET shows the turns and the usage', async () => {
+    const response = await prompt('e2e-basic', { prompt: 'hello world' }, '?wait=true')
+    expect(response.status).toBe(200)
+    const body = await json<{ status: string; text: string; invocationId: string }>(response)
+    expect(body).toMatchObject({ status: 'completed', text: 'Echo: hello world' })
+    const session = await view('e2e-basic')
+    expect(session.id).toBe('e2e-basic')
+    expect(session.turns.map(turn => turn.role)).toEqual(['user', 'assistant'])
+    expect(session.usage.modelRequests).toBe(1)
+    expect(session.usage.usage.inputTokens).toBeGreaterThan(0)
+  })
+
+  it('2. asks a question; the signed answerUrl answers it and the run completes with the answer', async () => {
+    const accepted = await prompt('e2e-ask', { prompt: 'ask: what is your name?' })
+    expect(accepted.status).toBe(202)
+    const { invocationId } = await json<{ invocationId: string }>(accepted)
+    const pending = await waitFor(async () => (await viewWhenReady('e2e-ask'))?.pending[0])
+    expect(pending).toMatchObject({ kind: 'ask_user', question: 'what is your name?' })
+    const url = new URL(pending.answerUrl)
+    const answered = await fetch(`${s().gatewayUrl}${url.pathname}${url.search}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ answer: 'Ada' }) })
+    expect(answered.status).toBe(200)
+    const again = await fetch(`${s().gatewayUrl}${url.pathname}${url.search}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ answer: 'Bob' }) })
+    expect(again.status).toBe(409)
+    const done = await waitFor(async () => { const session = await viewWhenReady('e2e-ask'); return session?.status === 'completed' ? session : undefined })
+    expect(done.pending).toEqual([])
+    const events = await s().request('/v1/sessions/e2e-ask/events', { headers: { 'last-event-id': '0' } })
+    expect(events.headers.get('content-type')).toContain('text/event-stream')
+    const reader = events.body?.getReader()
+    let text = ''
+    while (reader && !text.includes('run:end')) text += new TextDecoder().decode((await reader.read()).value)
+    await reader?.cancel()
+    expect(text).toContain('event: question')
+    expect(invocationId).toMatch(/^inv_/)
+  })
+
+  it('3. spawns three children that overlap in time and merges them into the session', async () => {
+    const response = await prompt('e2e-spawn', { prompt: 'spawn: alpha | beta | gamma' }, '?wait=true')
+    expect((await json<{ text: string }>(response)).text).toBe('Children answered: Echo: alpha / Echo: beta / Echo: gamma')
+    const session = await view('e2e-spawn')
+    const children = session.runs.filter(run => run.label !== undefined)
+    expect(children.map(run => run.label)).toEqual(['child-1', 'child-2', 'child-3'])
+    expect(Math.max(...children.map(run => run.startedAt))).toBeLessThan(Math.min(...children.map(run => run.endedAt ?? 0)))
+  })
+
+  it('4. cancels a long shell call through the Admin API; the session says cancelled', async () => {
+    await prompt('e2e-cancel', { prompt: 'shell: sleep 30' })
+    await waitFor(async () => (((await viewWhenReady('e2e-cancel'))?.turns.length ?? 0) >= 2 ? true : undefined))
+    const cancelled = await s().request('/v1/sessions/e2e-cancel/cancel', { method: 'POST' })
+    expect(cancelled.status).toBe(202)
+    const session = await waitFor(async () => { const current = await viewWhenReady('e2e-cancel'); return current?.status === 'cancelled' ? current : undefined })
+    expect(session.status).toBe('cancelled')
+    expect((await s().request('/v1/sessions/e2e-cancel/cancel', { method: 'POST' })).status).toBe(409)
+  })
+
+  it('6. answers bad input with the documented 4xx and changes nothing', async () => {
+    const cases: Array<[Promise<Response>, number]> = [
+      [prompt('e2e-bad', {}), 400],
+      [prompt('e2e-bad', { prompt: 42 }), 400],
+      [prompt('e2e-bad', { prompt: 'x', maxTurns: 'many' }), 400],
+      [prompt('e2e-bad', { prompt: 'x', extra: true }), 400],
+      [prompt('bad id!', { prompt: 'x' }), 400],
+      [prompt('e2e-bad', { prompt: 'x'.repeat(2_000_000) }), 413],
+      [s().request('/v1/sessions/never-created'), 404],
+      [s().request('/v1/awakeables/sign_unknown/resolve', { method: 'POST', body: JSON.stringify({ answer: 1 }) }), 404],
+      [s().request('/v1/awakeables/sign_unknown/resolve?token=bad', { method: 'POST', body: JSON.stringify({ answer: 1 }), key: null }), 403],
+      [s().request('/v1/sessions/e2e-basic', { key: 'wrong-key' }), 401],
+      [s().request('/v1/sessions/e2e-basic', { key: null }), 401],
+    ]
+    for (const [response, status] of cases) expect((await response).status).toBe(status)
+    expect((await s().request('/v1/sessions/e2e-bad')).status).toBe(404)
+    expect((await fetch(`${s().gatewayUrl}/healthz`)).status).toBe(200)
+  })
+
+  it('7. another key cannot read, prompt into, answer or cancel the session', async () => {
+    const other = s().apiKeys[1]
+    expect((await s().request('/v1/sessions/e2e-basic', { key: other })).status).toBe(404)
+    expect((await s().request('/v1/sessions/e2e-basic/cancel', { method: 'POST', key: other })).status).toBe(404)
+    const mine = await view('e2e-basic')
+    await prompt('e2e-basic', { prompt: 'from tenant b' }, '?wait=true', other)
+    expect((await view('e2e-basic')).turns).toHaveLength(mine.turns.length)
+    await prompt('e2e-ask2', { prompt: 'ask: secret?' })
+    const pending = await waitFor(async () => (await viewWhenReady('e2e-ask2'))?.pending[0])
+    const foreign = await s().request(`/v1/awakeables/${encodeURIComponent(pending.id)}/resolve`, { method: 'POST', body: JSON.stringify({ answer: 'x' }), key: other })
+    expect(foreign.status).toBe(404)
+    const own = await s().request(`/v1/awakeables/${encodeURIComponent(pending.id)}/resolve`, { method: 'POST', body: JSON.stringify({ answer: 'mine' }) })
+    expect(own.status).toBe(200)
+  })
+})

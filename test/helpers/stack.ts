@@ -1,0 +1,46 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadStackConfig } from '../../scripts/stack/stack-config'
+import { startStack } from '../../scripts/stack/start-stack'
+import type { RunningStack } from '../../scripts/stack/start-stack'
+import { freePort } from './restate/restate-harness'
+
+/** A whole stack (Restate server, services, gateway as separate processes) on free ports, for end-to-end tests. */
+export interface TestStack extends RunningStack {
+  apiKeys: [string, string]
+  dataDir: string
+  /** fetch against the gateway with the first (or the given) API key. */
+  request(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>
+  services(): RunningStack['processes'][number]
+  destroy(): Promise<void>
+}
+
+/** Starts a stack with two tenants' API keys; `env` reaches the services and the gateway. */
+export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'zidane-e2e-'))
+  const apiKeys: [string, string] = ['tenant-a-key-0123456789', 'tenant-b-key-0123456789']
+  const ports = { RESTATE_INGRESS_PORT: await freePort(), RESTATE_ADMIN_PORT: await freePort(), RESTATE_FABRIC_PORT: await freePort(), SERVICES_PORT: await freePort(), GATEWAY_PORT: await freePort() }
+  const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: apiKeys.join(','), ...Object.fromEntries(Object.entries(ports).map(([key, value]) => [key, String(value)])) })
+  const fatal: string[] = []
+  const stack = await startStack(config, reason => { fatal.push(reason) }, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...env })
+  return {
+    ...stack,
+    apiKeys,
+    dataDir,
+    services: () => {
+      const handle = stack.processes.find(process => process.name === 'services')
+      if (!handle) throw new Error('no services process')
+      return handle
+    },
+    request: (path, init = {}) => {
+      const { key, headers, ...rest } = init
+      const auth: Record<string, string> = key === null ? {} : { authorization: `Bearer ${key ?? apiKeys[0]}` }
+      return fetch(`${stack.gatewayUrl}${path}`, { ...rest, headers: { ...auth, ...(rest.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(headers as Record<string, string> | undefined) } })
+    },
+    destroy: async () => {
+      await stack.stop()
+      await rm(dataDir, { recursive: true, force: true })
+    },
+  }
+}
