@@ -18,10 +18,12 @@ interface TurnView { role: string; createdAt: number }
 /** Drops the stack's prefixed child output (`[restate] …`, `[gateway] …`) so the table stays readable. */
 function muteStackOutput(): () => void {
   const write = process.stdout.write.bind(process.stdout)
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  const forward = write as (...args: unknown[]) => boolean
+  const filtered = (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
     if (/^\[(restate|services|gateway|stack)\]/.test(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString())) return true
-    return (write as (...args: unknown[]) => boolean)(chunk, ...rest)
-  }) as typeof process.stdout.write
+    return forward(chunk, ...rest)
+  }
+  process.stdout.write = filtered
   return () => { process.stdout.write = write }
 }
 
@@ -106,5 +108,5 @@ function addFigures(report: Report, options: BenchOptions, burst: Batch, paced: 
     single(5, 'services process peak RSS (VmHWM)', 'MiB', Math.max(0, ...memory.map(entry => entry.peakMiB))),
   )
   const failures = [...burst.failures, ...paced.failures]
-  report.notes.push(`§5 Through the gateway (POST /v1/sessions/{id}/prompts?wait=true): burst ${burst.completed}/${burst.sessions} completed in ${(burst.wallMs / 1000).toFixed(1)} s, per turn p50 ${burstTurns.median.toFixed(0)} / p95 ${burstTurns.p95.toFixed(0)} / p99 ${burstTurns.p99.toFixed(0)} ms; at 200 sessions/min ${paced.completed}/${paced.sessions} completed, per turn p50 ${pacedTurns.median.toFixed(0)} / p95 ${pacedTurns.p95.toFixed(0)} / p99 ${pacedTurns.p99.toFixed(0)} ms (turn times have 1 ms resolution)${failures.length > 0 ? `; failures: ${failures.join(', ')}` : ''}. Peak RSS: ${memory.map(entry => `${entry.command.split('/').slice(-2).join('/')} (pid ${entry.pid}) ${entry.peakMiB.toFixed(0)} MiB`).join(', ')}; the larger is the services process (the smaller is the tsx launcher).`)
+  report.notes.push(`§5 Through the gateway (POST /v1/sessions/{id}/prompts?wait=true): burst ${burst.completed}/${burst.sessions} completed in ${(burst.wallMs / 1000).toFixed(1)} s, per turn p50 ${burstTurns.median.toFixed(0)} / p95 ${burstTurns.p95.toFixed(0)} / p99 ${burstTurns.p99.toFixed(0)} ms; at 200 sessions/min ${paced.completed}/${paced.sessions} completed, per turn p50 ${pacedTurns.median.toFixed(0)} / p95 ${pacedTurns.p95.toFixed(0)} / p99 ${pacedTurns.p99.toFixed(0)} ms (turn times have 1 ms resolution)${failures.length > 0 ? `; failures: ${failures.join(', ')}` : ''}. Peak RSS (VmHWM of the supervised pid and its children; with a tsx launcher the larger is the services process): ${memory.map(entry => `${entry.command.split('/').slice(-2).join('/')} (pid ${entry.pid}) ${entry.peakMiB.toFixed(0)} MiB`).join(', ')}.`)
 }

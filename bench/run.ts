@@ -6,7 +6,9 @@ import path from 'node:path'
 import { measureConcurrentSessions } from './concurrent-sessions'
 import { measureDurabilityOverhead } from './durability-overhead'
 import { measureKillToResumed } from './kill-resume'
+import { measureLargeOutputs } from './large-outputs'
 import { measureRealisticLatency } from './realistic-latency'
+import { measureSqliteSpecifics } from './sqlite-specifics'
 import { parseOptions } from './lib/options'
 import { renderTable, writeResults } from './lib/report'
 import type { Report } from './lib/report'
@@ -26,6 +28,8 @@ async function main(): Promise<void> {
     { name: '3 realistic model latency', run: async target => measureRealisticLatency(target, options, report) },
     { name: '4 kill to resumed', run: async target => measureKillToResumed(target, options, report) },
     { name: '5 concurrent sessions (full stack)', run: async () => measureConcurrentSessions(options, report) },
+    { name: '6 sqlite specifics', run: async () => measureSqliteSpecifics(options, report) },
+    { name: '7 large outputs on restate', run: async target => measureLargeOutputs(target, options, report) },
   ]
   try {
     await server.serve([...benchServices])

@@ -43,7 +43,11 @@ export interface RestateClient {
   attach(invocationId: string, signal?: AbortSignal): Promise<SessionRunResult>
   getSession(key: string): Promise<SessionView>
   events(key: string, after: number, limit: number): Promise<SessionEvent[]>
-  answer(awakeableId: string, answer: unknown): Promise<AnswerResult>
+  /**
+   * Sends the answer to the resumer and waits up to `waitMs` for its verdict. When the services are down the answer
+   * stays queued in Restate (it is delivered when they are back) and this resolves `{ outcome: 'accepted' }`.
+   */
+  answer(awakeableId: string, answer: unknown, waitMs?: number): Promise<AnswerResult | { outcome: 'accepted' }>
   /** The question's record, or undefined when the resumer does not know the id. */
   describeQuestion(awakeableId: string): Promise<QuestionRecord | undefined>
   cancel(invocationId: string): Promise<void>
@@ -51,6 +55,8 @@ export interface RestateClient {
 }
 
 const CALL_TIMEOUT_MS = 10_000
+/** How long an answer waits for the resumer's verdict before it is reported as accepted (queued in Restate). */
+const ANSWER_WAIT_MS = 5_000
 const neverAborted = new AbortController().signal
 const HEALTH_TIMEOUT_MS = 2_000
 
@@ -84,9 +90,15 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
       const request: SessionEventsRequest = { after, limit }
       return (await call<SessionEvent[] | null>(session(key, 'events'), { method: 'POST', body: request })) ?? []
     },
-    async answer(awakeableId, answer) {
+    async answer(awakeableId, answer, waitMs = ANSWER_WAIT_MS) {
       const request: AnswerRequest = { answer }
-      return call<AnswerResult>(resumer(awakeableId, 'answer'), { method: 'POST', body: request })
+      const sent = await call<SendResult>(`${resumer(awakeableId, 'answer')}/send`, { method: 'POST', body: request })
+      try {
+        return await call<AnswerResult>(`${endpoints.ingressUrl}/restate/invocation/${encodeURIComponent(sent.invocationId)}/attach`, { method: 'GET', signal: AbortSignal.timeout(waitMs) })
+      } catch (error) {
+        if (error instanceof GatewayError && error.code === 'restate_unavailable') return { outcome: 'accepted' as const }
+        throw error
+      }
     },
     async describeQuestion(awakeableId) {
       try {

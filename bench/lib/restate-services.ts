@@ -14,10 +14,15 @@ export interface BenchRunRequest extends ScriptedRunShape {
   behavior?: AgentBehavior
   coalesce?: boolean
   memorySession?: boolean
+  /** Count live executions of the tool in `liveToolCalls` under the object key. */
+  countToolCalls?: boolean
 }
 
+/** Live executions of the bench tool per object key (for requests with `countToolCalls`). */
+export const liveToolCalls = new Map<string, number>()
+
 /** What the bench handlers return: the in-handler wall time of the run and its model turns. */
-export interface BenchRunResult { wallMs: number; turns: number; invocationId: string }
+export interface BenchRunResult { wallMs: number; turns: number; invocationId: string; lastToolResult: string }
 
 /** Our stack: `createAgent` on `restateRuntime`, session in object state, as `services/agent-object` wires it. */
 export const benchAgent = restate.object({
@@ -32,8 +37,9 @@ export const benchAgent = restate.object({
       })
       const store = durable.stores.session
       const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
-      const run = await timeScriptedRun(request, durable, { session }, request.behavior ?? {})
-      return { wallMs: run.wallMs, turns: run.turns, invocationId: ctx.request().id }
+      const count = request.countToolCalls ? () => { liveToolCalls.set(ctx.key, (liveToolCalls.get(ctx.key) ?? 0) + 1) } : undefined
+      const run = await timeScriptedRun(request, durable, { session }, request.behavior ?? {}, count)
+      return { wallMs: run.wallMs, turns: run.turns, invocationId: ctx.request().id, lastToolResult: run.lastToolResult }
     },
   },
 })
@@ -64,7 +70,7 @@ export const handLoop = restate.object({
         }
         messages.push({ role: 'user', content: results })
       }
-      return { wallMs: performance.now() - started, turns, invocationId: ctx.request().id }
+      return { wallMs: performance.now() - started, turns, invocationId: ctx.request().id, lastToolResult: '' }
     },
   },
 })

@@ -12,6 +12,8 @@ export interface ScriptedRunShape {
   modelDelayMs: number
   /** Size of each tool output in bytes (default: a short text). */
   outputBytes?: number
+  /** Mark the tool `replay: 'safe'` (a call cut off by a crash runs again instead of recording the interrupted text). */
+  replaySafe?: boolean
 }
 
 /** The model turns a run of `shape` makes: one per tool turn, plus the final answer. */
@@ -33,16 +35,18 @@ export function benchProvider(shape: ScriptedRunShape, onLiveCall?: (turn: numbe
   })
 }
 
-const echoTools = new Map<number | undefined, ToolDef>()
+const echoTools = new Map<string, ToolDef>()
 
 /**
  * The one tool of the scripted run: returns a short text, or `outputBytes` bytes. One instance per size, as a host
  * builds its tools once (the loop compiles a tool's input schema once per instance).
  */
-export function echoTool(outputBytes: number | undefined, onLiveCall?: (turn: number) => void): ToolDef {
-  const cached = onLiveCall ? undefined : echoTools.get(outputBytes)
+export function echoTool(outputBytes: number | undefined, onLiveCall?: (turn: number) => void, replaySafe = false): ToolDef {
+  const cacheKey = `${String(outputBytes)}:${String(replaySafe)}`
+  const cached = onLiveCall ? undefined : echoTools.get(cacheKey)
   if (cached) return cached
   const tool: ToolDef = {
+    ...(replaySafe ? { replay: 'safe' as const } : {}),
     spec: { name: 'echo', description: 'Echoes its turn.', inputSchema: { type: 'object', properties: { turn: { type: 'number' } } } },
     isConcurrencySafe: true,
     async execute(input) {
@@ -50,20 +54,22 @@ export function echoTool(outputBytes: number | undefined, onLiveCall?: (turn: nu
       return outputBytes === undefined ? `echo ${String(input.turn)}` : 'x'.repeat(outputBytes)
     },
   }
-  if (!onLiveCall) echoTools.set(outputBytes, tool)
+  if (!onLiveCall) echoTools.set(cacheKey, tool)
   return tool
 }
 
-/** What a timed run reports: how long `agent.run` took and the turns it made. */
-export interface TimedRun { wallMs: number; turns: number; stats: AgentStats }
+/** What a timed run reports: how long `agent.run` took, the turns it made, and the start of the last tool result. */
+export interface TimedRun { wallMs: number; turns: number; stats: AgentStats; lastToolResult: string }
 
 /** Runs the scripted run once on `durable` in a fresh agent and times `agent.run` (session open excluded). */
-export async function timeScriptedRun(shape: ScriptedRunShape, durable: DurableRuntime, session: { sessionId: string } | { session: Session }, behavior: AgentBehavior = {}): Promise<TimedRun> {
-  const agent = createAgent({ provider: benchProvider(shape), tools: [echoTool(shape.outputBytes)], durable, ...session, behavior: { maxTurns: shape.toolTurns + 5, ...behavior } })
+export async function timeScriptedRun(shape: ScriptedRunShape, durable: DurableRuntime, session: { sessionId: string } | { session: Session }, behavior: AgentBehavior = {}, onToolCall?: (turn: number) => void): Promise<TimedRun> {
+  const agent = createAgent({ provider: benchProvider(shape), tools: [echoTool(shape.outputBytes, onToolCall, shape.replaySafe)], durable, ...session, behavior: { maxTurns: shape.toolTurns + 5, ...behavior } })
+  let lastToolResult = ''
+  agent.hooks.hook('tool:end', ({ result }) => { lastToolResult = typeof result.content === 'string' ? result.content.slice(0, 80) : '[blocks]' })
   await agent.session()
   const started = performance.now()
   const stats = await agent.run({ prompt: 'benchmark run' })
   const wallMs = performance.now() - started
   if (stats.status !== 'completed') throw new Error(`scripted run ended ${stats.status}: ${stats.reason ?? ''}`)
-  return { wallMs, turns: stats.turns, stats }
+  return { wallMs, turns: stats.turns, stats, lastToolResult }
 }

@@ -42,6 +42,10 @@ const schema = {
   },
   response: {
     200: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string', enum: ['answered'] } } },
+    202: {
+      description: 'The services are not running: the answer is queued in Restate and delivered when they are back.',
+      type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string', enum: ['accepted'] } },
+    },
     ...errorResponses,
   },
 } as const
@@ -57,7 +61,7 @@ export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app
   app.post<ResolveRoute>(
     '/v1/awakeables/:id/resolve',
     { onRequest: keyOrToken(auth, config.answerSecret), schema },
-    async (request) => {
+    async (request, reply) => {
       const { id } = request.params
       if (request.tenant !== TOKEN_HOLDER) {
         const record = await restate.describeQuestion(id)
@@ -65,6 +69,7 @@ export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app
       }
       const result = await restate.answer(id, request.body.answer)
       if (result.outcome === 'answered') return { id, status: 'answered' as const }
+      if (result.outcome === 'accepted') return reply.code(202).send({ id, status: 'accepted' as const })
       const code = OUTCOME_ERRORS[result.outcome]
       throw code === 'question_not_found' ? notFound(id) : new GatewayError(code, `question ${id} is ${result.outcome.replace('_', ' ')}`)
     },

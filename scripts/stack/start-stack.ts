@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { ensureIdentityKeys } from './identity-keys'
 import { registerDeployment } from './register-deployment'
 import type { StackConfig } from './stack-config'
@@ -15,8 +16,9 @@ export interface RunningStack {
   stop(): Promise<void>
 }
 
+/** Runs a TypeScript entry in ONE Node process (tsx's loader, not its CLI wrapper), so signals reach the program itself. */
 function tsx(rootDir: string, script: string): { command: string; args: string[] } {
-  return { command: process.execPath, args: [join(rootDir, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(rootDir, script)] }
+  return { command: process.execPath, args: ['--import', pathToFileURL(join(rootDir, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs')).href, join(rootDir, script)] }
 }
 
 /** Starts the whole stack and resolves once the gateway answers; `onFatal` is called if the Restate server dies. */

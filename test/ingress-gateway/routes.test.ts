@@ -172,11 +172,12 @@ describe('routes against a stand-in Restate', () => {
 
     it('answers with the API key of the owning tenant', async () => {
       restate.on(`POST ${resumer}/describe`, { status: 200, body: record })
-      restate.on(`POST ${resumer}/answer`, { status: 200, body: { outcome: 'answered', sessionKey: KEY_OF_A } })
+      restate.on(`POST ${resumer}/answer/send`, { status: 200, body: { invocationId: 'inv_answer' } })
+      restate.on('GET /restate/invocation/inv_answer/attach', { status: 200, body: { outcome: 'answered', sessionKey: KEY_OF_A } })
       const response = await app.inject({ method: 'POST', url, payload: { answer: { choice: 'a' } }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ id, status: 'answered' })
-      expect(restate.requests.find((request) => request.path.endsWith('/answer'))?.body).toEqual({ answer: { choice: 'a' } })
+      expect(restate.requests.find((request) => request.path.endsWith('/answer/send'))?.body).toEqual({ answer: { choice: 'a' } })
     })
 
     it("404 for another tenant's question, without answering it", async () => {
@@ -184,7 +185,7 @@ describe('routes against a stand-in Restate', () => {
       const response = await app.inject({ method: 'POST', url, payload: { answer: 'a' }, headers: bearer(KEY_B) })
       expect(response.statusCode).toBe(404)
       expect(response.json().error.code).toBe('question_not_found')
-      expect(restate.requests.some((request) => request.path.endsWith('/answer'))).toBe(false)
+      expect(restate.requests.some((request) => request.path.endsWith('/answer/send'))).toBe(false)
     })
 
     it('404 when the resumer does not know the question', async () => {
@@ -201,7 +202,8 @@ describe('routes against a stand-in Restate', () => {
         ['expired', 410, 'question_expired'],
       ] as const
       for (const [outcome, status, code] of cases) {
-        restate.on(`POST ${resumer}/answer`, { status: 200, body: { outcome } })
+        restate.on(`POST ${resumer}/answer/send`, { status: 200, body: { invocationId: 'inv_answer' } })
+        restate.on('GET /restate/invocation/inv_answer/attach', { status: 200, body: { outcome } })
         const response = await app.inject({ method: 'POST', url: `${url}?token=${token}`, payload: { answer: 'a' } })
         expect(response.statusCode, outcome).toBe(status)
         expect(response.json().error.code).toBe(code)

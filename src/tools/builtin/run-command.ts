@@ -26,12 +26,12 @@ export interface CommandOutcome {
 const DRAIN_AFTER_EXIT_MS = 1000
 
 /**
- * Runs `command` with `bash -lc` in its own process group. On timeout or abort the whole group gets SIGTERM, then
+ * Runs `command` with `bash -c` in its own process group. On timeout or abort the whole group gets SIGTERM, then
  * SIGKILL after `killGraceMs`. Each of stdout and stderr is capped at `maxOutputBytes` (head and tail kept).
  */
 export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> {
   return new Promise(resolve => {
-    const child = spawn('bash', ['-lc', options.command], { cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('bash', ['-c', options.command], { cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
     const stdout = createOutputBuffer(options.maxOutputBytes)
     const stderr = createOutputBuffer(options.maxOutputBytes)
     child.stdout.on('data', (chunk: Buffer) => stdout.append(chunk))

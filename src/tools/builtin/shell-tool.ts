@@ -24,7 +24,7 @@ export const SHELL_DEFAULT_MAX_TIMEOUT_MS = 600_000
 export const SHELL_DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
 
 /**
- * The `shell` tool: runs a command with `bash -lc` in the workspace root and returns its exit code, stdout and stderr.
+ * The `shell` tool: runs a command with `bash -c` in the workspace root and returns its exit code, stdout and stderr.
  * A non-zero exit, a timeout or an abort is a result with `isError`; the whole process group is killed on timeout or abort.
  */
 export function shellTool(workspace: Workspace, options: ShellToolOptions = {}): ToolDef {
@@ -34,7 +34,7 @@ export function shellTool(workspace: Workspace, options: ShellToolOptions = {}):
   return {
     spec: {
       name: 'shell',
-      description: `Run a bash command (bash -lc) in the workspace root. Returns the exit code, stdout and stderr (each capped at ${maxOutputBytes} bytes; the middle of longer output is omitted). Default timeout ${defaultTimeoutMs} ms, at most ${maxTimeoutMs} ms.`,
+      description: `Run a bash command (bash -c) in the workspace root. Returns the exit code, stdout and stderr (each capped at ${maxOutputBytes} bytes; the middle of longer output is omitted). Default timeout ${defaultTimeoutMs} ms, at most ${maxTimeoutMs} ms.`,
       inputSchema: {
         type: 'object',
         properties: {
