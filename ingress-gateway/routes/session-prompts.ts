@@ -68,7 +68,7 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
       const sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
       if (request.query.wait === true) {
         const result = await attachRun(restate, sent.invocationId, reply)
-        return reply.status(200).send({ sessionId, invocationId: sent.invocationId, status: result.status, text: result.text, stats: result.stats })
+        return reply.status(200).send({ sessionId, invocationId: sent.invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
       }
       const queued = before.invocation?.status === 'running' && before.invocation.invocationId !== sent.invocationId
       return reply.status(202).send({ sessionId, invocationId: sent.invocationId, queued, ...(queued ? { note: QUEUED_NOTE } : {}) })

@@ -9,6 +9,7 @@ import type { ToolStateStore } from '../session/types'
 import type { ToolContext, ToolDef, ToolResult } from '../tools/tool'
 import { toToolResult } from '../tools/tool'
 import { validateToolInput } from './input-validator'
+import { capToolResult } from './cap-tool-result'
 import { persistLargeOutput } from './persist-output'
 import type { RunState } from './run-state'
 import type { AgentBehavior, AgentHooks, ToolCallInfo, ToolPermission } from './types'
@@ -66,7 +67,8 @@ async function runToolBody(state: RunState, env: ToolExecutionEnv, call: ToolUse
   if (invalid !== undefined) return { content: invalid, isError: true }
   try {
     const result = toToolResult(await tool.execute(call.input, buildToolContext(state, env, call)))
-    return await persistLargeOutput(result, env.behavior.persistDir, state.sessionId, call.id)
+    const persisted = await persistLargeOutput(result, env.behavior.persistDir, state.sessionId, call.id)
+    return capToolResult(persisted, env.runtime.defaults.maxToolResultBytes)
   } catch (error) {
     if (env.runtime.isControlError(error)) throw error
     return failedCall(env, tool, error)

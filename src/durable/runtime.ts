@@ -36,6 +36,12 @@ export interface DurableAwakeable<T> {
 /** Behaviour defaults a runtime asks of the loop; `createAgent`'s `behavior` overrides them. */
 export interface RuntimeDefaults {
   maxConcurrentTools?: number
+  /**
+   * Largest tool result (bytes of text, or of an image's data) the runtime journals. The loop keeps the head and the
+   * tail of a larger result with a note, so one huge output can never exceed a journal's entry limit (Restate's is
+   * 32 MiB). Outputs over 256 KiB go to `behavior.persistDir` first when it is set. Default: no cap.
+   */
+  maxToolResultBytes?: number
 }
 
 /** The stores a runtime provides: sessions, and per-session tool state. */
