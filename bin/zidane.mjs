@@ -3,8 +3,16 @@
 // signals and exit code are the command's own). Needs Node 22 for node:sqlite.
 const major = Number(process.versions.node.split('.')[0])
 if (major < 22) {
-  process.stderr.write(`zidane needs Node.js 22 or newer (this is ${process.version}).\n`)
-  process.exit(1)
+  // The project pins Node 22 through the `node` npm package: re-run this command with it when it is installed.
+  const { existsSync, realpathSync } = await import('node:fs')
+  const { spawnSync } = await import('node:child_process')
+  const pinned = new URL('../node_modules/node/bin/node', import.meta.url).pathname
+  if (!existsSync(pinned)) {
+    process.stderr.write(`zidane needs Node.js 22 or newer (this is ${process.version}); run npm install first.\n`)
+    process.exit(1)
+  }
+  const result = spawnSync(pinned, [realpathSync(new URL(import.meta.url).pathname), ...process.argv.slice(2)], { stdio: 'inherit' })
+  process.exit(result.status ?? 1)
 }
 const emitWarning = process.emitWarning
 process.emitWarning = function (warning, ...rest) {

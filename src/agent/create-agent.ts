@@ -49,7 +49,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
     await current.setStatus('running')
     await current.appendTurns([{ id: `${state.runId}-u`, runId: state.runId, role: 'user', content: [{ type: 'text', text: state.prompt }], createdAt: state.startedAt }])
     appendMessage(state.messages, 'user', [{ type: 'text', text: state.prompt }])
-    const outcome = await runLoopSafely(state, buildLoopEnv(current, runControl))
+    const outcome = await runLoopSafely(state, buildLoopEnv(current, runControl, state.resumed))
     return finish(current, state, record, outcome)
   }
 
@@ -62,7 +62,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
     }
   }
 
-  const buildLoopEnv = (current: Session, runControl: RunControl): LoopEnv => ({
+  const buildLoopEnv = (current: Session, runControl: RunControl, resumed: boolean): LoopEnv => ({
     runtime,
     tools,
     hooks,
@@ -80,8 +80,18 @@ export function createAgent(options: CreateAgentOptions): Agent {
     journaledTime: () => journaledTime,
     provider: options.provider,
     system: options.system,
-    markLive: () => undefined,
+    markLive: replayDoneNotifier(resumed),
   })
+
+  /** Fires `replay:done` once, when the first step of a resumed run executes live. */
+  const replayDoneNotifier = (resumed: boolean): (() => void) => {
+    let pending = resumed
+    return () => {
+      if (!pending) return
+      pending = false
+      void hooks.callHook('replay:done', {})
+    }
+  }
 
   const finish = async (current: Session, state: RunState, record: SessionRun, outcome: LoopOutcome): Promise<AgentStats> => {
     const endedAt = Math.max(await runtime.now(), journaledTime)

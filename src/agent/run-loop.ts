@@ -25,7 +25,6 @@ export interface LoopEnv extends ToolPhaseEnv {
   hooks: Hookable<AgentHooks>
   session: Session | undefined
   modelSignal: AbortSignal
-  markLive: () => void
 }
 
 const TRUNCATED_TOOL_TEXT = 'This tool call was cut off by max_tokens before its input was complete, so it did not run. Call it again with a shorter input.'

@@ -38,6 +38,8 @@ export interface ToolExecutionEnv {
   toolSignal: AbortSignal
   /** True once `suspend()` was called: no new tool call starts. */
   isSuspending: () => boolean
+  /** Called when a step's body actually runs (not replayed): the replay of a resumed run is over. */
+  markLive: () => void
 }
 
 /** Starts one call: a journaled step, or the tool's own journaling for `journal: 'self'` tools. Returns the runtime's promise untouched. */
@@ -45,6 +47,7 @@ export function startToolCall(state: RunState, env: ToolExecutionEnv, call: Tool
   const tool = env.tools.get(call.name)
   if (tool?.journal === 'self') return startSelfJournaled(state, env, call, tool)
   return env.runtime.step(stepKey(state.runId, 'tool', `t${state.turn}`, call.id), async attempt => {
+    env.markLive()
     if (attempt.resumed) resuming(call.id)
     if (attempt.resumed && tool?.replay !== 'safe') return { content: INTERRUPTED_TOOL_TEXT, isError: true, interrupted: true, endedAt: Date.now() }
     const record = await runToolBody(state, env, call, tool)

@@ -28,7 +28,12 @@ export interface RestateCombinators {
 
 /** Options for `restateRuntime`. */
 export interface RestateRuntimeOptions {
-  /** Coalesce `now()`: one journaled anchor every `reanchorEvery` reads (`true`: every 8). Default: every read is journaled. */
+  /**
+   * Coalesce `now()`: one journaled anchor every `reanchorEvery` reads (`true`: every 8). Default: every read is
+   * journaled. Whatever this says, the default session store stamps its header timestamps (`createdAt` /
+   * `updatedAt`) from a coalesced clock: its own (one anchor every 8 stamps) when this is off, the runtime's when on.
+   * Those stamps need to be ordered and replay-stable, not wall-accurate.
+   */
   coalesce?: boolean | { reanchorEvery?: number }
   /** Entropy of the `uuid()` sequence. Default: one `ctx.rand.uuidv4()` draw at construction. */
   idSeed?: string
@@ -40,7 +45,10 @@ export interface RestateRuntimeOptions {
   resolveAwakeable?: (id: string, value: JsonValue) => void | Promise<void>
   /** `ctx.run` options of the step entries, by step kind. Default `{ maxRetryAttempts: 1 }`. */
   runOptions?: Partial<Record<StepKind, RestateRunOptions>>
-  /** Where sessions live. Default: `restateSessionStore(ctx)` on an object context, else an in-memory store. */
+  /**
+   * Where sessions live. Default: `restateSessionStore(ctx)` on an object context (header timestamps from a coalesced
+   * clock, see `coalesce`), else an in-memory store.
+   */
   sessionStore?: SessionStore
 }
 
@@ -101,7 +109,9 @@ function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['co
 
 function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, clock: { now(): Promise<number> }): RuntimeStores {
   if (!isObjectContext(ctx)) return { session: options.sessionStore ?? createMemorySessionStore(), toolState: createMemoryToolStateStore() }
-  return { session: options.sessionStore ?? restateSessionStore(ctx, { clock }), toolState: restateToolStateStore(ctx) }
+  // Without `coalesce`, the store falls back to its own coalesced clock: header stamps need not cost a journaled read each.
+  const session = options.sessionStore ?? restateSessionStore(ctx, options.coalesce ? { clock } : {})
+  return { session, toolState: restateToolStateStore(ctx) }
 }
 
 /**

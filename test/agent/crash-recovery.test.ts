@@ -61,11 +61,14 @@ describe('crash recovery on the in-memory journal', () => {
     const first = createAgent({ provider, tools, durable: createMemoryJournalRuntime({ journal, crashAt: { step: 'toolu_1_0', when: 'during' } }), sessionId: 's3' })
     await expect(first.run({ prompt: 'pay' })).rejects.toBeInstanceOf(SimulatedCrashError)
     const second = createAgent({ provider, tools, durable: createMemoryJournalRuntime({ journal }), sessionId: 's3' })
+    let replayDone = 0
+    second.hooks.hook('replay:done', () => { replayDone++ })
     const resuming: string[] = []
     second.hooks.hook('tool:resuming', event => { resuming.push(event.name) })
     await second.resume()
     expect(ledger).toEqual(['charge_card', 'read_balance', 'read_balance'])
     expect(resuming).toEqual(['read_balance'])
+    expect(replayDone).toBe(1)
     expect(resultTexts(provider, 2)).toEqual(['read_balance done'])
   })
 

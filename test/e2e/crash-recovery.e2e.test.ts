@@ -90,6 +90,9 @@ describe('crashes of the services process', () => {
     expect(requests.map(turnOf)).toEqual([0, 1])
     expect(lastToolResult(requests[1] as RecordedRequest)).toBe(INTERRUPTED_TOOL_TEXT)
     expect(readFileSync(ledger, 'utf8').trim().split('\n')).toEqual(['ran'])
+    const view = (await (await s().request('/v1/sessions/crash-tool')).json()) as { usage: { usage: { inputTokens: number; outputTokens: number } } }
+    // The ledger counts each billed request once: 40+50 input and 8+5 output tokens, as the model server served them.
+    expect(view.usage.usage).toMatchObject({ inputTokens: 90, outputTokens: 13 })
   })
 
   it('5b. SIGKILL during a model step: the cut-off request is made again, finished ones are not', async () => {

@@ -152,8 +152,10 @@ describe('restateSessionStore', () => {
     const ctx = createFakeObjectContext('legacy', { 'session-turns': [turn('old-1')] })
     const store = restateSessionStore(ctx)
     await store.appendTurns('legacy', [turn('new-1')])
-    expect((ctx.state.get('zidane_turns') as SessionTurn[]).map(item => item.id)).toEqual(['old-1', 'new-1'])
+    expect((ctx.state.get('zidane_turn_0') as SessionTurn).id).toBe('old-1')
+    expect((ctx.state.get('zidane_turn_1') as SessionTurn).id).toBe('new-1')
     expect(ctx.state.has('session-turns')).toBe(false)
+    expect(ctx.state.has('zidane_turns')).toBe(false)
   })
 })
 

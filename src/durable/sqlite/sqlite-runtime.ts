@@ -105,7 +105,7 @@ async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attemp
   const recorded = journal.sql('SELECT value FROM steps WHERE name = ?').get(key.name) as { value: string } | undefined
   if (recorded) return JSON.parse(recorded.value) as T
   const root = rootRunId(key.runId)
-  const resumed = process.env.NOMARK ? false : journal.transaction('light', () => {
+  const resumed = journal.transaction('light', () => {
     journal.assertOwnerOf(key.runId)
     const marker = journal.sql('SELECT 1 AS started FROM step_starts WHERE name = ?').get(key.name)
     if (!marker) journal.sql('INSERT INTO step_starts (name, run_id, owner, started_at) VALUES (?, ?, ?, ?)').run(key.name, root, journal.owner, Date.now())
