@@ -5,13 +5,13 @@ import type { RunningStack } from './stack/start-stack'
 /** `npm start`: the whole stack on one machine, supervised, until Ctrl-C. */
 async function main(): Promise<void> {
   const config = await loadStackConfig()
-  let stack: RunningStack | undefined
+  const running: { stack?: RunningStack } = {}
   let stopping = false
   const shutdown = async (code: number): Promise<void> => {
     if (stopping) return
     stopping = true
     console.log('[stack] stopping…')
-    await stack?.stop()
+    await running.stack?.stop()
     process.exit(code)
   }
   const onFatal = (reason: string): void => {
@@ -20,7 +20,8 @@ async function main(): Promise<void> {
   }
   process.on('SIGINT', () => { void shutdown(0) })
   process.on('SIGTERM', () => { void shutdown(0) })
-  stack = await startStack(config, onFatal)
+  const stack = await startStack(config, onFatal)
+  running.stack = stack
   printBanner(stack, config.gatewayApiKeys, config.generatedKey, process.env.ANTHROPIC_API_KEY ? 'Anthropic' : 'the deterministic demo model (set ANTHROPIC_API_KEY for Claude)')
 }
 

@@ -9,7 +9,7 @@ import { RESUMER_SERVICE } from '../contract'
 /** State key of the session's open questions. Durable name: never rename. */
 export const PENDING_QUESTIONS_KEY = 'pending_questions'
 
-const Resumer: ResumerObject = { name: RESUMER_SERVICE } as ResumerObject
+const Resumer: ResumerObject = { name: RESUMER_SERVICE }
 
 /**
  * `ask_user` and `present_plan` for the session object: each call mints an awakeable, registers the question with

@@ -2,7 +2,6 @@ import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats } from 'zidane'
 import { isRestateCancellation, restateRuntime, restateSessionStore, restateSpawnTool } from 'zidane/restate'
-import type { ChildRunResult } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import { createBuiltinTools } from 'zidane/tools'
 import { loadServicesConfig } from '../config'
@@ -18,7 +17,7 @@ import { buildSessionView, deriveEvents } from './session-view'
 export const CURRENT_INVOCATION_KEY = 'current_invocation'
 
 const config = loadServicesConfig()
-const Child: ChildService = { name: CHILD_SERVICE } as ChildService
+const Child: ChildService = { name: CHILD_SERVICE }
 
 async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<SessionRunResult> {
   const invocation: CurrentInvocation = { invocationId: ctx.request().id, status: 'running', startedAt: await ctx.date.now() }
@@ -42,7 +41,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest):
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))
   const spawn = restateSpawnTool({
-    dispatch: childRequest => ctx.serviceClient(Child).run(childRequest) as Promise<ChildRunResult>,
+    dispatch: childRequest => ctx.serviceClient(Child).run(childRequest),
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
   })
   const agent = createAgent({

@@ -27,7 +27,7 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
   const merged: MergedChild[] = []
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
   const spawn = restateSpawnTool({
-    dispatch: childRequest => ctx.serviceClient(Child).run(childRequest) as Promise<ChildRunResult>,
+    dispatch: childRequest => ctx.serviceClient(Child).run(childRequest),
     persist: false,
     onChildMerged: child => { merged.push(child) },
   })
@@ -52,4 +52,4 @@ export const childService = restate.service({
 /** The child runner's type, for typed clients. */
 export type ChildService = typeof childService
 
-const Child: ChildService = { name: CHILD_SERVICE } as ChildService
+const Child: ChildService = { name: CHILD_SERVICE }

@@ -2,6 +2,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { hostname } from 'node:os'
 import { DurableError, RunTakenOverError } from '../../errors/zidane-error'
 import { toDurableError } from './open-database'
+import { StartLog, startLogPath } from './start-log'
 
 /** Owners of live runtimes in this process: an owner row with our pid that is not here belongs to a closed or abandoned runtime. */
 const liveLocalOwners = new Set<string>()
@@ -37,8 +38,16 @@ export class SqliteJournal {
   private readonly fencedSessions = new Set<string>()
   private currentSync: string | undefined
   private open = true
+  /** This runtime's step start markers (see `StartLog`). */
+  readonly startLog: StartLog
+  /**
+   * Root runs this runtime claimed, each with the steps earlier attempts started and did not record (empty for a
+   * fresh run or one that suspended cleanly): what `wasStarted` answers from, without a query.
+   */
+  private readonly claims = new Map<string, ReadonlySet<string>>()
 
   constructor(readonly db: DatabaseSync, readonly settings: JournalSettings) {
+    this.startLog = new StartLog(startLogPath(settings.path, this.owner))
     this.transaction('light', () => {
       this.sql('INSERT INTO owners (owner_id, pid, host, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)').run(this.owner, process.pid, hostname(), Date.now(), Date.now())
     })
@@ -102,6 +111,33 @@ export class SqliteJournal {
     }
   }
 
+  /** Records the claim of root run `root` and the steps earlier attempts of it started and never recorded. */
+  setClaim(root: string, startedEarlier: ReadonlySet<string>): void { this.claims.set(root, startedEarlier) }
+
+  /** Forgets the claim of `root` (released or suspended): its start markers are void. */
+  dropClaim(root: string): void {
+    this.claims.delete(root)
+    this.startLog.forget(root)
+  }
+
+  /**
+   * Whether an earlier attempt started step `name` of root run `root` and did not record it: for a run this runtime
+   * claimed, from the claim (no query); for a run it did not claim (direct use of `step`), from `step_starts`.
+   * A step this runtime started and did not record (it threw) counts too, as in the in-memory reference runtime.
+   */
+  wasStarted(root: string, name: string): boolean {
+    if (this.startLog.isLive(root, name)) return true
+    const claimed = this.claims.get(root)
+    if (claimed) return claimed.has(name)
+    return this.sql('SELECT 1 AS started FROM step_starts WHERE name = ?').get(name) !== undefined
+  }
+
+  /** Whether `step_starts` may hold rows of `root` (markers of earlier attempts), so a recorded step must delete its own. */
+  mayHaveStartRows(root: string): boolean {
+    const claimed = this.claims.get(root)
+    return claimed === undefined || claimed.size > 0
+  }
+
   /** Lets this runtime write `sessionId` again (it claimed one of its runs). */
   unfence(sessionId: string): void { this.fencedSessions.delete(sessionId) }
 
@@ -131,6 +167,7 @@ export class SqliteJournal {
     try {
       this.transaction('durable', () => { this.sql('DELETE FROM owners WHERE owner_id = ?').run(this.owner) })
     } finally {
+      this.startLog.close(true)
       this.shutdown()
     }
   }
@@ -138,6 +175,7 @@ export class SqliteJournal {
   /** Closes the file the way a crash would: buffered writes are dropped and the owner row stays (seen as gone). */
   abandon(): void {
     this.buffer = []
+    this.startLog.close(false)
     this.shutdown()
   }
 

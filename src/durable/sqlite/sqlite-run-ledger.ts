@@ -1,6 +1,7 @@
 import { RunTakenOverError } from '../../errors/zidane-error'
 import type { InterruptedRun, RunLedger } from '../runtime'
 import type { SqliteJournal } from './sqlite-journal'
+import { readStartLog, removeStartLog, startLogPath } from './start-log'
 
 interface RunRow { run_id: string; session_id: string; owner: string; status: string; suspended_cleanly: number }
 
@@ -14,23 +15,31 @@ export function createSqliteRunLedger(journal: SqliteJournal): RunLedger {
   const isInterrupted = (row: RunRow): boolean => row.status === 'suspended' || (row.status === 'running' && !journal.isOwnerAlive(row.owner))
   return {
     async claim(sessionId, runId, options = {}) {
+      let previous: RunRow | undefined
       journal.transaction('light', () => {
         const row = journal.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined
         if (row && row.status === 'running' && row.owner !== journal.owner && journal.isOwnerAlive(row.owner) && options.takeOver !== true) throw new RunTakenOverError(runId)
+        previous = row
         if (row?.suspended_cleanly === 1) journal.sql('DELETE FROM step_starts WHERE run_id = ?').run(runId)
+        else if (row) keepStarts(journal, runId, row.owner, readStartLog(startLogPath(journal.settings.path, row.owner), runId))
         const now = Date.now()
         journal.sql(`INSERT INTO runs (run_id, session_id, owner, status, suspended_cleanly, claimed_at, updated_at) VALUES (?, ?, ?, 'running', 0, ?, ?)
           ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, status = 'running', suspended_cleanly = 0, claimed_at = excluded.claimed_at, updated_at = excluded.updated_at`).run(runId, sessionId, journal.owner, now, now)
       })
       journal.unfence(sessionId)
+      journal.startLog.forget(runId)
+      journal.setClaim(runId, previous && previous.suspended_cleanly !== 1 ? startedEarlier(journal, runId, previous.owner) : new Set())
     },
     async release(_sessionId, runId, status) {
-      journal.transaction('durable', () => {
+      const owner = journal.transaction('durable', () => {
         const row = journal.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined
-        if (!row || (row.owner !== journal.owner && journal.isOwnerAlive(row.owner))) return
+        if (!row || (row.owner !== journal.owner && journal.isOwnerAlive(row.owner))) return undefined
         journal.sql('UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?').run(status, Date.now(), runId)
         if (status !== 'suspended') compact(journal, runId)
+        return row.owner
       })
+      journal.dropClaim(runId)
+      if (owner !== undefined && owner !== journal.owner) removeLogIfUnneeded(journal, owner, runId)
     },
     async findInterrupted(sessionId) {
       const rows = journal.sql("SELECT * FROM runs WHERE session_id = ? AND status IN ('running', 'suspended') ORDER BY claimed_at DESC").all(sessionId) as unknown as RunRow[]
@@ -44,8 +53,41 @@ export function createSqliteRunLedger(journal: SqliteJournal): RunLedger {
     async assertOwner(_sessionId, runId) { journal.assertOwnerOf(runId) },
     async markSuspended(_sessionId, runId) {
       journal.transaction('light', () => { journal.sql('UPDATE runs SET suspended_cleanly = 1 WHERE run_id = ? AND owner = ?').run(runId, journal.owner) })
+      journal.dropClaim(runId)
     },
   }
+}
+
+/** Copies start markers of `runId` read from `owner`'s start log into `step_starts`, where any later claimer finds them. */
+function keepStarts(journal: SqliteJournal, runId: string, owner: string, names: readonly string[]): void {
+  const now = Date.now()
+  for (const name of names) journal.sql('INSERT OR IGNORE INTO step_starts (name, run_id, owner, started_at) VALUES (?, ?, ?, ?)').run(name, runId, owner, now)
+}
+
+/**
+ * After the claim committed: the steps of `runId` earlier attempts started and did not record. The previous owner's
+ * log is read again now, because a previous owner that is still alive (a takeover) checks its ownership after
+ * writing a marker: a marker it wrote after the read inside the claim belongs to a step whose ownership check came
+ * before our commit, so the step may run, and this second read (after the commit) sees the marker. Late markers are
+ * kept in `step_starts` too. A dead previous owner's log is removed once no unfinished run of it is left.
+ */
+function startedEarlier(journal: SqliteJournal, runId: string, owner: string): Set<string> {
+  const path = startLogPath(journal.settings.path, owner)
+  const started = new Set((journal.sql('SELECT name FROM step_starts WHERE run_id = ?').all(runId) as Array<{ name: string }>).map(row => row.name))
+  const late = readStartLog(path, runId).filter(name => !started.has(name))
+  if (late.length > 0) {
+    journal.transaction('light', () => { keepStarts(journal, runId, owner, late) })
+    for (const name of late) started.add(name)
+  }
+  if (owner !== journal.owner) removeLogIfUnneeded(journal, owner, runId)
+  return started
+}
+
+/** Removes the start log of `owner` when it is gone and no run of it other than `runId` is still unfinished. */
+function removeLogIfUnneeded(journal: SqliteJournal, owner: string, runId: string): void {
+  if (journal.isOwnerAlive(owner)) return
+  const other = journal.sql("SELECT 1 AS other FROM runs WHERE owner = ? AND status = 'running' AND run_id != ? LIMIT 1").get(owner, runId)
+  if (other === undefined) removeStartLog(startLogPath(journal.settings.path, owner))
 }
 
 function isWaiting(journal: SqliteJournal, runId: string): boolean {
