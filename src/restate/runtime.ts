@@ -54,6 +54,13 @@ export interface RestateRuntimeOptions {
 
 const DEFAULT_RUN_OPTIONS: RestateRunOptions = { maxRetryAttempts: 1 }
 
+/**
+ * Largest tool result the Restate runtime journals (1 MiB): the loop keeps the head and tail of a larger one, so a
+ * huge output can never hit Restate's 32 MiB entry limit (RT0003, retried forever). Set `behavior.persistDir` to keep
+ * whole outputs in files.
+ */
+export const DEFAULT_MAX_TOOL_RESULT_BYTES = 1024 * 1024
+
 const cancellationListeners = new WeakMap<DurableRuntime, Set<(error: unknown) => void>>()
 
 /**
@@ -86,7 +93,7 @@ export function restateRuntime(ctx: RestateContextLike, options: RestateRuntimeO
     kind: 'restate',
     durable: true,
     stores: buildStores(ctx, options, clock),
-    defaults: {},
+    defaults: { maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES },
     step: createStepper(ctx, options),
     now: () => clock.now(),
     uuid: () => deterministicUuid(`${idSeed}:${uuidCounter++}`),

@@ -1,0 +1,122 @@
+import { RunTakenOverError } from '../../../errors/zidane-error'
+import { isZidaneError } from '../../../errors/zidane-error'
+import type { JsonValue } from '../../json'
+import type { DurableRuntime, InterruptedRun, RunLedger, StepAttempt, StepKey } from '../../runtime'
+import { openDatabase } from './open-database'
+import { SqliteAwakeables } from './sqlite-awakeables'
+import { rootRunId, SqliteJournal } from './sqlite-journal'
+import { createSqliteRunLedger } from './sqlite-run-ledger'
+import { createSqliteSessionStore, createSqliteToolStateStore } from './sqlite-session-store'
+import { SqliteSteering } from './sqlite-steering'
+import type { SteeringMessage } from './sqlite-steering'
+
+/** Options of `createSqliteRuntime`. */
+export interface SqliteRuntimeOptions {
+  /** The sessions file (created when missing). */
+  path: string
+  /** Sync level of step commits. Default `'FULL'`: every step result survives an OS crash. */
+  synchronous?: 'FULL' | 'NORMAL'
+  /** How often this process renews its lease. Default 1000. */
+  heartbeatMs?: number
+  /** How long after its last heartbeat a process counts as gone. Default 10000. */
+  leaseMs?: number
+  /** Default concurrency of tool calls for agents on this runtime. */
+  maxConcurrentTools?: number
+  /** How long to wait for another process's write transaction. Default 5000. */
+  busyTimeoutMs?: number
+  /** How often a waiting awakeable checks the file for an answer from another process. Default 100. */
+  awakeablePollMs?: number
+}
+
+/** The SQLite runtime: the durable contract on one file, plus the host-facing calls. */
+export interface SqliteRuntime extends DurableRuntime {
+  readonly kind: 'sqlite'
+  readonly path: string
+  /** This runtime's owner id in the run ledger. */
+  readonly owner: string
+  readonly runs: RunLedger
+  /** Every unfinished run whose process is gone: what a daemon resumes at start. */
+  recoverInterruptedRuns(): Promise<InterruptedRun[]>
+  /** Saves a message for the session's run at once; it is delivered once, when the run ends (see `deliverSteering`). */
+  steer(sessionId: string, text: string): Promise<SteeringMessage>
+  /** Steering messages of the session not delivered yet. */
+  pendingSteering(sessionId: string): Promise<SteeringMessage[]>
+  /** Hands the undelivered messages to `runId` (the run that will carry them as its prompt). */
+  takeSteering(sessionId: string, runId: string): Promise<SteeringMessage[]>
+  /** Awakeables nobody answered yet (open questions and approvals). */
+  pendingAwakeables(): Promise<Array<{ id: string; runId: string | null }>>
+  /** Commits the buffered session and tool-state writes now (a light commit). */
+  flush(): void
+  /** Commits buffered writes, gives up this process's lease and closes the file. */
+  close(): void
+  /** Closes the file as a killed process would (buffered writes dropped, lease left to expire): for crash tests. */
+  abandon(): void
+}
+
+/**
+ * Creates the embedded durable runtime on an SQLite file (WAL mode, `node:sqlite`).
+ *
+ * Per step: a light commit writes the step's start marker (with the session writes buffered since the last step);
+ * then `execute` runs; then one durable commit records the result and removes the marker. So a turn costs two synced
+ * commits (model step, tool results) and two unsynced ones. Why the unsynced marker is still correct: a process
+ * crash keeps every WAL commit; an OS crash can lose only markers newer than the last synced commit, and such a lost
+ * marker turns "resumed" into "not resumed" for a call that was in flight at the OS crash (documented limit).
+ */
+export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntime {
+  const settings = { path: options.path, synchronous: options.synchronous ?? 'FULL', leaseMs: options.leaseMs ?? 10_000 }
+  const journal = new SqliteJournal(openDatabase({ path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? 5000 }), settings)
+  const heartbeat = setInterval(() => { try { journal.heartbeat() } catch { /* the next beat or a step reports it */ } }, options.heartbeatMs ?? 1000)
+  heartbeat.unref()
+  const awakeables = new SqliteAwakeables(journal, options.awakeablePollMs ?? 100)
+  const steering = new SqliteSteering(journal)
+  const runs = createSqliteRunLedger(journal)
+
+  return {
+    kind: 'sqlite',
+    durable: true,
+    path: options.path,
+    owner: journal.owner,
+    stores: { session: createSqliteSessionStore(journal), toolState: createSqliteToolStateStore(journal) },
+    defaults: options.maxConcurrentTools === undefined ? {} : { maxConcurrentTools: options.maxConcurrentTools },
+    runs,
+    step: <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>) => runStep(journal, key, execute),
+    now: async () => Date.now(),
+    uuid: () => crypto.randomUUID(),
+    awakeable: <T>(key: StepKey, awakeableOptions: { timeoutMs?: number } = {}) => awakeables.create<T>(key, awakeableOptions.timeoutMs),
+    resolveAwakeable: async (id: string, value: JsonValue) => { awakeables.resolve(id, value) },
+    all: promises => Promise.all(promises),
+    race: promises => Promise.race(promises),
+    allSettled: promises => Promise.allSettled(promises),
+    sleep: ms => new Promise(resolve => setTimeout(resolve, ms)),
+    isControlError: error => error instanceof RunTakenOverError || (isZidaneError(error) && (error.code === 'run_taken_over' || error.code === 'sqlite_closed')),
+    recoverInterruptedRuns: () => runs.recoverInterruptedRuns(),
+    steer: async (sessionId, text) => steering.save(sessionId, text),
+    pendingSteering: async sessionId => steering.pending(sessionId),
+    takeSteering: async (sessionId, runId) => steering.take(sessionId, runId),
+    pendingAwakeables: async () => awakeables.pending(),
+    flush: () => { journal.flush() },
+    close: () => { clearInterval(heartbeat); journal.close() },
+    abandon: () => { clearInterval(heartbeat); journal.abandon() },
+  }
+}
+
+async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T> {
+  journal.assertOpen()
+  const recorded = journal.sql('SELECT value FROM steps WHERE name = ?').get(key.name) as { value: string } | undefined
+  if (recorded) return JSON.parse(recorded.value) as T
+  const root = rootRunId(key.runId)
+  const resumed = journal.transaction('light', () => {
+    journal.assertOwnerOf(key.runId)
+    const marker = journal.sql('SELECT 1 AS started FROM step_starts WHERE name = ?').get(key.name)
+    if (!marker) journal.sql('INSERT INTO step_starts (name, run_id, owner, started_at) VALUES (?, ?, ?, ?)').run(key.name, root, journal.owner, Date.now())
+    return marker !== undefined
+  })
+  const value = await execute({ resumed })
+  const json = JSON.stringify(value) ?? 'null'
+  journal.transaction('durable', () => {
+    journal.assertOwnerOf(key.runId)
+    journal.sql('INSERT OR REPLACE INTO steps (name, run_id, value) VALUES (?, ?, ?)').run(key.name, root, json)
+    journal.sql('DELETE FROM step_starts WHERE name = ?').run(key.name)
+  })
+  return value
+}

@@ -1,0 +1,52 @@
+import type { SessionMeta } from '../../../session/types'
+import type { SqliteJournal } from './sqlite-journal'
+
+/** A message steered into a session's run, as saved when it arrived. */
+export interface SteeringMessage {
+  id: number
+  sessionId: string
+  text: string
+  createdAt: number
+}
+
+interface SteeringRow { id: number; session_id: string; text: string; created_at: number; run_id: string | null }
+
+/**
+ * Steering messages in the file. `steer` saves a message at once (a durable commit). `take` hands the undelivered
+ * messages of a session to the run that will carry them, in one commit: a message whose carrying run never reached
+ * the session (the process died before the run was saved) is handed out again, so each is delivered once.
+ */
+export class SqliteSteering {
+  constructor(private readonly journal: SqliteJournal) {}
+
+  save(sessionId: string, text: string): SteeringMessage {
+    const createdAt = Date.now()
+    const id = this.journal.transaction('durable', () => Number(this.journal.sql('INSERT INTO steering (session_id, text, created_at) VALUES (?, ?, ?)').run(sessionId, text, createdAt).lastInsertRowid))
+    return { id, sessionId, text, createdAt }
+  }
+
+  pending(sessionId: string): SteeringMessage[] {
+    this.journal.flush()
+    return this.undelivered(sessionId).map(toMessage)
+  }
+
+  take(sessionId: string, runId: string): SteeringMessage[] {
+    return this.journal.transaction('durable', () => {
+      const rows = this.undelivered(sessionId)
+      for (const row of rows) this.journal.sql('UPDATE steering SET run_id = ? WHERE id = ?').run(runId, row.id)
+      return rows.map(toMessage)
+    })
+  }
+
+  private undelivered(sessionId: string): SteeringRow[] {
+    const rows = this.journal.sql('SELECT * FROM steering WHERE session_id = ? ORDER BY id').all(sessionId) as unknown as SteeringRow[]
+    if (rows.every(row => row.run_id === null)) return rows
+    const header = this.journal.sql('SELECT header FROM sessions WHERE id = ?').get(sessionId) as { header: string } | undefined
+    const known = new Set((header ? (JSON.parse(header.header) as SessionMeta).runs : []).map(run => run.id))
+    return rows.filter(row => row.run_id === null || !known.has(row.run_id))
+  }
+}
+
+function toMessage(row: SteeringRow): SteeringMessage {
+  return { id: row.id, sessionId: row.session_id, text: row.text, createdAt: row.created_at }
+}
