@@ -56,27 +56,31 @@ export interface SqliteRuntime extends DurableRuntime {
 /**
  * Creates the embedded durable runtime on an SQLite file (WAL mode, `node:sqlite`).
  *
- * Per step: one durable commit, after `execute`, records the result together with the session and tool-state writes
- * buffered since the last commit. So a turn costs two synced commits (model step, tool results) and nothing else.
+ * Per step: if the loop buffered session or tool-state writes since the last commit (in an agent run: the turn the
+ * step follows), one light commit (`synchronous=NORMAL`) puts them in the file before `execute`, so a run healed
+ * after a crash in `execute` still has them; then `execute` runs; then one durable commit records the result. The
+ * start marker that `attempt.resumed` needs costs no commit: it is one line in this process's start log
+ * (`<path>-starts-<owner>`, see `StartLog`), a plain `write(2)` of about 2 µs. So a turn costs two synced commits
+ * (model step, tool results) plus two light commits that carry nothing but the loop's turns; the marker rows that
+ * the light commits used to insert, and the result commits to delete, are gone, and so are the light commits of
+ * steps with nothing buffered (e.g. every call of a concurrent group after the first).
  *
- * `attempt.resumed` needs to know, after a crash, whether a step's `execute` had begun. That fact is written before
- * `execute` as one line in this process's start log (`<path>-starts-<owner>`, see `StartLog`): a plain `write(2)`,
- * no commit, about 2 µs against 25–100 µs for the light commit (`synchronous=NORMAL`) that carried the marker before.
- * A SIGKILL keeps every line already written, exactly as it keeps WAL commits, so process crashes get the same
- * answers as with a marker commit: a step cut off in `execute` is resumed; a step the crashed process never reached
- * (even when it died between the previous commit and this step, e.g. in a hook) is not. The process that claims the
+ * Why the log is as good as a marker commit for a process crash: a SIGKILL keeps every line already written, as it
+ * keeps every WAL commit. A step cut off in `execute` is resumed; a step the crashed process never reached is not,
+ * even when it died between the previous commit and this step (a hook, an approval). The process that claims the
  * run reads the dead owner's log and keeps its markers in `step_starts`, where any later claimer finds them.
  *
  * Rejected alternatives: (a) no marker at all, deriving `resumed` from a replay cursor (the first unrecorded steps
- * after a crash-resume are resumed) would make a crash between a commit and the next tool call (a `model:response`
- * or `tool:start` hook, an approval) record an unsafe call that never ran as interrupted, which the crash tests
- * refuse; (b) folding the marker into the previous step's result commit is impossible: the runtime cannot know the
- * next step's key before the step is called, and a marker must be written after the previous result (information
- * that the step began has to reach the disk between those two points).
+ * after a crash-resume count as resumed) would record an unsafe call that never ran as interrupted whenever the
+ * process died between a commit and the call, e.g. in a `model:response` hook (the crash tests refuse this, and the
+ * window is a whole hook or approval, not microseconds); (b) folding the marker into the previous step's result
+ * commit cannot work: the runtime does not know the next step's key then, and the fact that a step began has to
+ * reach the disk after the previous result and before `execute`. Dropping the light commits too would need the loop
+ * to append its turns inside the steps (the runtime cannot fold writes made after a step resolved into its commit).
  *
- * OS crash (power loss): a start log line is not synced, so a marker of a call in flight at an OS crash may be lost,
- * turning "resumed" into "not resumed" for that call (the documented limit of the unsynced marker commit before;
- * since the log is never synced, this now also holds when a concurrent call's result commit came after the marker).
+ * OS crash (power loss): log lines are never synced, so the marker of a call in flight at an OS crash may be lost,
+ * turning "resumed" into "not resumed" for that call; this is the limit the unsynced marker commit had, now also
+ * when a concurrent call's synced commit came after the marker.
  */
 export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntime {
   const settings = { path: options.path, synchronous: options.synchronous ?? 'FULL', leaseMs: options.leaseMs ?? 10_000 }
@@ -122,6 +126,9 @@ async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attemp
   if (recorded) return JSON.parse(recorded.value) as T
   const root = rootRunId(key.runId)
   const resumed = journal.wasStarted(root, key.name)
+  // Session writes the loop made since the last commit (the turn this step follows) reach the file before `execute`:
+  // a run healed after a crash in `execute` must find them. A light commit, and only when there are any.
+  journal.flush()
   // The marker goes out before the ownership check: a claimer that took the run over reads our log after its commit,
   // so either it sees this marker or our check below sees its claim (see `startedEarlier` in the run ledger).
   journal.startLog.started(root, key.name)

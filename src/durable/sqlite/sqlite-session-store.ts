@@ -5,8 +5,8 @@ import type { SqliteJournal } from './sqlite-journal'
 /**
  * Sessions in the file: a header row (JSON without turns) and one row per turn (`UNIQUE (session_id, turn_id)`, so
  * appending a turn twice is a no-op). Turn and status writes are buffered and committed with the runtime's next
- * transaction (the next step's start marker or result, or the run's release): a crash loses at most writes a replay
- * makes again. Header writes (run records) are committed at once.
+ * transaction (the light commit before the next step's `execute`, a step result, or the run's release): a crash
+ * loses at most writes a replay makes again. Header writes (run records) are committed at once.
  */
 export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
   const writeHeader = (meta: SessionMeta): void => {

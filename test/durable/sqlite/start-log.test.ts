@@ -20,7 +20,7 @@ describe('SQLite start log: markers without a commit', () => {
     runtime.abandon()
   }
 
-  it('commits once per step: the marker is one log line, gone after a clean close', async () => {
+  it('writes a start marker as one log line, not a commit; the log is gone after a clean close', async () => {
     const runtime = files.open()
     await runtime.runs.claim('s1', 'run_a')
     await runtime.step(stepKey('run_a', 'tool', 't1', 'c1'), async () => 'ok')

@@ -1,6 +1,0 @@
-export { createSqliteRuntime } from './sqlite-runtime'
-export type { SqliteRuntime, SqliteRuntimeOptions } from './sqlite-runtime'
-export { deliverSteering } from './deliver-steering'
-export type { SteerableAgent } from './deliver-steering'
-export type { SteeringMessage } from './sqlite-steering'
-export { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from './schema'
