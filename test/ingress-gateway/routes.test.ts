@@ -84,7 +84,7 @@ describe('routes against a stand-in Restate', () => {
       restate.on('GET /restate/invocation/inv_3/attach', { status: 200, body: result })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(200)
-      expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_3', status: 'completed', text: 'done', stats: { runId: 'r2', turns: 1, costUsd: 0.1 } })
+      expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_3', status: 'completed', text: 'done', stats: { runId: 'r2', sessionId: 's1', turns: 1, costUsd: 0.1 } })
     })
 
     it('?wait=true maps a cancelled run to 409 run_cancelled and a terminal failure to 500 run_failed', async () => {
