@@ -76,8 +76,9 @@ async function measureFortyMegabytes(server: BenchServer, options: BenchOptions,
     const { row, toolRuns, output } = await watchForty(server, watch, replaySafe)
     const lost = output !== undefined && !output.lastToolResult.startsWith('xxxx')
     const label = replaySafe ? "replay: 'safe' tool" : 'default tool'
-    const verdict = row.status !== 'completed' ? 'POISONED: stuck retrying (killed by the bench)' : lost ? `completed, but the output was LOST: the model got "${output.lastToolResult.slice(0, 60)}…"` : 'completed with the output'
-    report.figures.push(single(7, `restate: 40 MB output, ${label}, after ${watch / 1000} s`, 'tool runs', toolRuns, { target: { text: 'completes with its output', met: row.status === 'completed' && !lost }, note: `${row.status ?? '?'}, retry_count ${row.retry_count ?? 0}` }))
+    const cut = output?.lastToolResult.includes('were left out') === true
+    const verdict = row.status !== 'completed' ? 'POISONED: stuck retrying (killed by the bench)' : lost ? `completed, but the output was LOST: the model got "${output.lastToolResult.slice(0, 60)}…"` : cut ? 'completed; the model got the head and tail of the output (cut to the 1 MiB journal limit)' : 'completed with the output'
+    report.figures.push(single(7, `restate: 40 MB output, ${label}, after ${watch / 1000} s`, 'tool runs', toolRuns, { target: { text: 'runs once, completes (output cut to 1 MiB)', met: row.status === 'completed' && !lost && toolRuns === 1 }, note: `${row.status ?? '?'}, retry_count ${row.retry_count ?? 0}` }))
     report.notes.push(`§7 40 MB, ${label}: after ${watch / 1000} s status ${row.status ?? '?'}, retry_count ${row.retry_count ?? 0}, last failure ${row.last_failure_error_code ?? '-'} "${(row.last_failure ?? '').slice(0, 140)}"; the tool ran ${toolRuns}×. ${verdict}.`)
   }
   const started = performance.now()
