@@ -1,10 +1,10 @@
-import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { listFilesTool } from '../../../src/tools/builtin/list-files-tool'
 import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import type { ToolDef } from '../../../src/tools/tool'
-import { createTempDirectory, runTool, textOf } from './tool-context'
+import { createSandbox, runTool, textOf } from './tool-context'
 
 describe('list_files', () => {
   let root: string
@@ -13,10 +13,7 @@ describe('list_files', () => {
   let cleanup: () => Promise<void>
 
   beforeEach(async () => {
-    const temp = await createTempDirectory()
-    cleanup = temp.cleanup
-    root = path.join(await realpath(temp.directory), 'root')
-    outside = path.join(await realpath(temp.directory), 'outside')
+    ;({ root, outside, cleanup } = await createSandbox())
     await mkdir(path.join(root, 'src'), { recursive: true })
     await mkdir(outside)
     await writeFile(path.join(root, 'b.txt'), '')

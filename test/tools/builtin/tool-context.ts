@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { createHooks } from 'hookable'
 import os from 'node:os'
 import path from 'node:path'
@@ -43,4 +43,11 @@ export function textOf(output: ToolOutput): string {
 export async function createTempDirectory(prefix = 'zidane-tools-'): Promise<{ directory: string; cleanup: () => Promise<void> }> {
   const directory = await mkdtemp(path.join(os.tmpdir(), prefix))
   return { directory, cleanup: () => rm(directory, { recursive: true, force: true }) }
+}
+
+/** Paths of a fresh sandbox: a workspace `root` and a sibling folder `outside` it (neither created yet). */
+export async function createSandbox(): Promise<{ root: string; outside: string; cleanup: () => Promise<void> }> {
+  const temp = await createTempDirectory()
+  const base = await realpath(temp.directory)
+  return { root: path.join(base, 'root'), outside: path.join(base, 'outside'), cleanup: temp.cleanup }
 }

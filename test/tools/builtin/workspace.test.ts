@@ -1,9 +1,9 @@
-import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import type { Workspace } from '../../../src/tools/builtin/workspace'
-import { createTempDirectory } from './tool-context'
+import { createSandbox } from './tool-context'
 
 describe('createWorkspace', () => {
   let root: string
@@ -12,10 +12,7 @@ describe('createWorkspace', () => {
   let cleanup: () => Promise<void>
 
   beforeEach(async () => {
-    const temp = await createTempDirectory()
-    cleanup = temp.cleanup
-    root = path.join(await realpath(temp.directory), 'root')
-    outside = path.join(await realpath(temp.directory), 'outside')
+    ;({ root, outside, cleanup } = await createSandbox())
     await mkdir(path.join(root, 'src'), { recursive: true })
     await mkdir(outside)
     await writeFile(path.join(outside, 'secret.txt'), 'secret')

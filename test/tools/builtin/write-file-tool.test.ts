@@ -1,10 +1,10 @@
-import { mkdir, readFile, realpath, stat, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import { writeFileTool } from '../../../src/tools/builtin/write-file-tool'
 import type { ToolDef } from '../../../src/tools/tool'
-import { createTempDirectory, runTool, textOf } from './tool-context'
+import { createSandbox, runTool, textOf } from './tool-context'
 
 describe('write_file', () => {
   let root: string
@@ -13,10 +13,7 @@ describe('write_file', () => {
   let cleanup: () => Promise<void>
 
   beforeEach(async () => {
-    const temp = await createTempDirectory()
-    cleanup = temp.cleanup
-    root = path.join(await realpath(temp.directory), 'root')
-    outside = path.join(await realpath(temp.directory), 'outside')
+    ;({ root, outside, cleanup } = await createSandbox())
     await mkdir(root)
     await mkdir(outside)
     tool = writeFileTool(createWorkspace(root))
