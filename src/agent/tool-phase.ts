@@ -53,7 +53,9 @@ async function runGroup(state: RunState, env: ToolPhaseEnv, group: readonly Tool
     void env.hooks.callHook('tool:resuming', { runId: state.runId, turn: state.turn, callId, name: call?.name ?? '' })
   }
   const promises = group.map(call => startToolCall(state, env, call, resuming))
-  const settled = promises.length === 1 ? [await (promises[0] as Promise<ToolStepRecord>)] : await env.runtime.all(promises)
+  const joined = promises.length === 1 ? [await (promises[0] as Promise<ToolStepRecord>)] : await env.runtime.all(promises)
+  // Tools that journal themselves may resolve to bare output (a string or blocks): normalize after the join.
+  const settled = joined.map(record => (typeof record === 'string' || Array.isArray(record) ? { content: record as ToolStepRecord['content'] } : record))
   for (const record of settled) if (typeof record.endedAt === 'number') env.onJournaledTime(record.endedAt)
   return settled
 }

@@ -77,3 +77,12 @@ describe('tool failures', () => {
     expect(provider.requests).toHaveLength(2)
   })
 })
+
+describe('tools that journal themselves', () => {
+  it('may resolve to bare text, which becomes the tool result', async () => {
+    const selfJournaled: ToolDef = { spec: { name: 'job', description: 'Job', inputSchema: { type: 'object' } }, journal: 'self', execute: async () => 'job finished' }
+    const provider = scriptedProvider([{ toolCalls: [{ name: 'job', input: {} }] }, { text: 'ok' }])
+    await createAgent({ provider, tools: [selfJournaled] }).run({ prompt: 'go' })
+    expect(provider.requests[1]?.messages.at(-1)?.content[0]).toMatchObject({ type: 'tool_result', content: 'job finished' })
+  })
+})

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 import { freePort, printLogsOnFailure, REPLAY_MODES, startRestateHarness, waitFor } from '../helpers/restate/restate-harness'
 
-interface LedgerEntry { step: string; resumed?: boolean; awakeableId?: string; pid: number }
+interface LedgerEntry { step: string; resumed?: boolean; awakeableId?: string; token?: string; pid: number }
 
 function startService(port: number, ledger: string, marker: string): ChildProcess {
   const script = path.resolve('test/helpers/restate/crash-service.ts')
@@ -84,5 +84,32 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     const result = await h.attach<{ content: string }>(invocationId)
     expect(result.body).toEqual({ content: 'yes, go' })
     expect(readLedger().filter(entry => entry.step === 'notify')).toHaveLength(1)
+  })
+
+  it('re-attaches a durableStart job after a crash instead of starting it again', async () => {
+    const h = harness as RestateHarness
+    const port = await freePort()
+    const ledger = path.join(dir, 'job.jsonl')
+    const first = startService(port, ledger, path.join(dir, 'unused'))
+    children.push(first)
+    await listening(first)
+    await h.registerDeployment(`http://127.0.0.1:${port}`)
+    const invocationId = await h.send('JobProbe/k3/run')
+    const readLedger = (): LedgerEntry[] => (existsSync(ledger) ? readFileSync(ledger, 'utf8').trim().split('\n').map(line => JSON.parse(line) as LedgerEntry) : [])
+    const registered = await waitFor(() => readLedger().find(entry => entry.step === 'register'), 20_000, 'register')
+    const exited = new Promise(resolve => first.once('exit', resolve))
+    first.kill('SIGKILL')
+    await exited
+    const second = startService(port, ledger, path.join(dir, 'unused'))
+    children.push(second)
+    await listening(second)
+    expect(await h.resolveAwakeable(registered.awakeableId as string, 'exit 0')).toBe(202)
+    const result = await h.attach<string | { content: string }>(invocationId)
+    const content = typeof result.body === 'string' ? result.body : result.body.content
+    expect(content).toBe('job-k3 ended: exit 0')
+    const steps = readLedger().map(entry => entry.step)
+    expect(steps.filter(step => step === 'start')).toHaveLength(1)
+    expect(steps.filter(step => step === 'register')).toHaveLength(1)
+    expect(registered.token).toBe('job-k3')
   })
 })

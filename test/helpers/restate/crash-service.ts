@@ -9,6 +9,7 @@ import { RestatePromise } from '@restatedev/restate-sdk'
 import { stepKey } from '../../../src/durable/runtime'
 import { restateAwakeableTool } from '../../../src/restate/awakeable-tool'
 import { restateRuntime } from '../../../src/restate/runtime'
+import { restateTool } from '../../../src/restate/tool'
 import type { ToolResult } from '../../../src/tools/tool'
 import { toolContext } from './tool-context'
 
@@ -57,5 +58,26 @@ const askProbe = restate.object({
   },
 })
 
-const port = await restate.serve({ services: [crashProbe, askProbe], port: Number(process.env.PORT), logger: () => {} })
+/** A long job through `durableStart`: start and register write the ledger; the test kills this process while parked. */
+const jobProbe = restate.object({
+  name: 'JobProbe',
+  handlers: {
+    run: async (ctx: restate.ObjectContext): Promise<ToolResult> => {
+      const runtime = restateRuntime(ctx, { promises: RestatePromise, idSeed: ctx.key })
+      const job = restateTool<string, string>({ spec: { name: 'build', description: 'Build.', inputSchema: { type: 'object' } }, execute: async () => 'never called' }, ctx, {
+        durableStart: {
+          start: () => { record({ step: 'start' }); return `job-${ctx.key}` },
+          wait: {
+            register: (token, awakeableId) => { record({ step: 'register', token, awakeableId }) },
+            result: (token, resumed) => `${token} ended: ${String(resumed)}`,
+            promises: RestatePromise,
+          },
+        },
+      })
+      return job.execute({}, toolContext(runtime, { callId: 'call-build' })) as Promise<ToolResult>
+    },
+  },
+})
+
+const port = await restate.serve({ services: [crashProbe, askProbe, jobProbe], port: Number(process.env.PORT), logger: () => {} })
 console.log(`listening ${port}`)
