@@ -87,7 +87,7 @@ export async function waitFor<T>(predicate: () => Promise<T | undefined | null |
  * `@restatedev/restate-sdk-testcontainers` is installed.
  */
 export async function startRestateHarness(options: RestateHarnessOptions = {}): Promise<RestateHarness> {
-  if (process.env.RESTATE_TEST_BACKEND === 'testcontainers') await assertTestcontainers()
+  if (process.env.RESTATE_TEST_BACKEND === 'testcontainers') return startTestcontainersHarness(options)
   const [adminPort, ingressPort, fabricPort] = [await freePort(), await freePort(), await freePort()]
   const baseDir = await mkdtemp(path.join(tmpdir(), 'zidane-restate-'))
   let output = ''
@@ -195,14 +195,27 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer)
 }
 
-async function assertTestcontainers(): Promise<void> {
+interface TestcontainersEnvironment { baseUrl(): string; adminAPIBaseUrl(): string; stop(): Promise<void> }
+interface TestcontainersModule { RestateTestEnvironment: { start(options: { services: unknown[]; alwaysReplay?: boolean }): Promise<TestcontainersEnvironment> } }
+
+/**
+ * The Docker backend (`RESTATE_TEST_BACKEND=testcontainers`): the official Restate image through
+ * `@restatedev/restate-sdk-testcontainers`, which serves `options.services` itself and registers them. Endpoints a test
+ * registers by URI are rewritten from 127.0.0.1 to `host.docker.internal`, where the container sees the host. Needs the
+ * package (not a dependency: `npm install -D @restatedev/restate-sdk-testcontainers`) and a Docker engine.
+ */
+async function startTestcontainersHarness(options: RestateHarnessOptions): Promise<RestateHarness> {
   const specifier = '@restatedev/restate-sdk-testcontainers'
+  let testcontainers: TestcontainersModule
   try {
-    await import(specifier)
-  } catch {
-    throw new Error('RESTATE_TEST_BACKEND=testcontainers needs `@restatedev/restate-sdk-testcontainers` (and a Docker daemon); it is not installed. Unset RESTATE_TEST_BACKEND to use the local restate-server binary.')
+    testcontainers = (await import(specifier)) as TestcontainersModule
+  } catch (error) {
+    throw new Error('RESTATE_TEST_BACKEND=testcontainers needs `@restatedev/restate-sdk-testcontainers` (npm install -D) and a Docker engine. Unset RESTATE_TEST_BACKEND to use the local restate-server binary.', { cause: error })
   }
-  throw new Error('RESTATE_TEST_BACKEND=testcontainers: the package is installed, but this harness only drives the local restate-server binary so far.')
+  const environment = await testcontainers.RestateTestEnvironment.start({ services: [...(options.services ?? [])], alwaysReplay: options.alwaysReplay ?? false })
+  const harness = buildHarness(environment.adminAPIBaseUrl(), environment.baseUrl(), () => '(testcontainers backend: read the container logs with docker logs)', () => environment.stop())
+  const register = harness.registerDeployment.bind(harness)
+  return { ...harness, registerDeployment: uri => register(uri.replace('127.0.0.1', 'host.docker.internal')) }
 }
 
 /** Prints the server logs after every failed test of the file. */
