@@ -22,7 +22,8 @@ function tsx(rootDir: string, script: string): { command: string; args: string[]
 }
 
 /** Starts the whole stack and resolves once the gateway answers; `onFatal` is called if the Restate server dies. */
-export async function startStack(config: StackConfig, onFatal: (reason: string) => void, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningStack> {
+export async function startStack(config: StackConfig, onFatal: (reason: string) => void, extraEnv: NodeJS.ProcessEnv = {}, log?: (name: string, line: string) => void): Promise<RunningStack> {
+  const logged = log ? { log } : {}
   const adminUrl = `http://127.0.0.1:${config.adminPort}`
   const ingressUrl = `http://127.0.0.1:${config.ingressPort}`
   const keys = await ensureIdentityKeys(join(config.dataDir, 'keys'))
@@ -33,6 +34,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     command: join(config.rootDir, 'node_modules', '.bin', 'restate-server'),
     args: ['--config-file', join(config.rootDir, 'restate.toml'), '--no-logo'],
     critical: true,
+    ...logged,
     env: {
       ...process.env,
       ...extraEnv,
@@ -50,12 +52,14 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
   processes.push(supervise({
     name: 'services',
     ...tsx(config.rootDir, 'services/endpoint.ts'),
+    ...logged,
     env: { ...process.env, ...extraEnv, SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
   }, onFatal))
   await waitUntil(async () => { await registerDeployment(adminUrl, `http://127.0.0.1:${config.servicesPort}`); return true }, 60_000, 'the services deployment to register')
   processes.push(supervise({
     name: 'gateway',
     ...tsx(config.rootDir, 'ingress-gateway/server.ts'),
+    ...logged,
     env: {
       ...process.env,
       ...extraEnv,

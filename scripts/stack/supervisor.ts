@@ -8,6 +8,8 @@ export interface SupervisedProcess {
   args: string[]
   env: NodeJS.ProcessEnv
   critical?: boolean
+  /** Where output lines go. Default: stdout, prefixed with the name. */
+  log?: (name: string, line: string) => void
 }
 
 /** A running supervised process. */
@@ -30,8 +32,10 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
   const start = (): void => {
     const startedAt = Date.now()
     child = spawn(spec.command, spec.args, { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] })
-    child.stdout?.on('data', (chunk: Buffer) => { prefix(spec.name, chunk) })
-    child.stderr?.on('data', (chunk: Buffer) => { prefix(spec.name, chunk) })
+    const log = spec.log ?? printLine
+    const lines = (chunk: Buffer): void => { for (const line of chunk.toString().split('\n')) if (line.trim()) log(spec.name, line) }
+    child.stdout?.on('data', lines)
+    child.stderr?.on('data', lines)
     child.on('exit', (code, signal) => {
       if (stopping) return
       const reason = `${spec.name} exited (${signal ?? `code ${String(code)}`})`
@@ -61,6 +65,6 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
   }
 }
 
-function prefix(name: string, chunk: Buffer): void {
-  for (const line of chunk.toString().split('\n')) if (line.trim()) process.stdout.write(`[${name}] ${line}\n`)
+function printLine(name: string, line: string): void {
+  process.stdout.write(`[${name}] ${line}\n`)
 }

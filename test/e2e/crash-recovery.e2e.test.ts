@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { INTERRUPTED_TOOL_TEXT } from 'zidane'
 import { start } from '../helpers/anthropic-server'
 import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../helpers/anthropic-server'
-import { startTestStack } from '../helpers/stack'
+import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
 const API_KEY = 'sk-ant-e2e'
@@ -49,6 +49,7 @@ describe('crashes of the services process', () => {
   let stack: TestStack | undefined
   let model: FakeAnthropicServer | undefined
   const s = (): TestStack => { if (!stack) throw new Error('no stack'); return stack }
+  printStackOutputOnFailure(() => stack)
   const m = (): FakeAnthropicServer => { if (!model) throw new Error('no model'); return model }
   let ledger = ''
 

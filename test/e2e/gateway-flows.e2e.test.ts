@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestStack } from '../helpers/stack'
+import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
 interface Pending { id: string; kind: string; question: string; answerUrl: string }
@@ -22,6 +22,7 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_00
 describe('the stack over HTTP', () => {
   let stack: TestStack | undefined
   const s = (): TestStack => { if (!stack) throw new Error('no stack'); return stack }
+  printStackOutputOnFailure(() => stack)
   beforeAll(async () => { stack = await startTestStack() }, 120_000)
   afterAll(async () => { await stack?.destroy() })
 

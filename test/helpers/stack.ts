@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
+import { afterEach } from 'vitest'
 import { join } from 'node:path'
 import { loadStackConfig } from '../../scripts/stack/stack-config'
 import { startStack } from '../../scripts/stack/start-stack'
@@ -10,6 +11,8 @@ import { freePort } from './restate/restate-harness'
 export interface TestStack extends RunningStack {
   apiKeys: [string, string]
   dataDir: string
+  /** The last 2,000 lines the stack's processes printed (kept instead of printed, shown when a test fails). */
+  output(): string
   /** fetch against the gateway with the first (or the given) API key. */
   request(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>
   services(): RunningStack['processes'][number]
@@ -23,9 +26,12 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   const ports = { RESTATE_INGRESS_PORT: await freePort(), RESTATE_ADMIN_PORT: await freePort(), RESTATE_FABRIC_PORT: await freePort(), SERVICES_PORT: await freePort(), GATEWAY_PORT: await freePort() }
   const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: apiKeys.join(','), ...Object.fromEntries(Object.entries(ports).map(([key, value]) => [key, String(value)])) })
   const fatal: string[] = []
-  const stack = await startStack(config, reason => { fatal.push(reason) }, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...env })
+  const output: string[] = []
+  const keep = (name: string, line: string): void => { output.push(`[${name}] ${line}`); if (output.length > 2_000) output.shift() }
+  const stack = await startStack(config, reason => { fatal.push(reason) }, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...env }, keep)
   return {
     ...stack,
+    output: () => `${output.join('\n')}${fatal.length > 0 ? `\nfatal: ${fatal.join('; ')}` : ''}`,
     apiKeys,
     dataDir,
     services: () => {
@@ -43,4 +49,11 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
       await rm(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/** Prints the stack's process output after every failed test of the file. */
+export function printStackOutputOnFailure(stack: () => TestStack | undefined): void {
+  afterEach(context => {
+    if (context.task.result?.state === 'fail') console.error(`---- stack output (${context.task.name}) ----\n${stack()?.output() ?? ''}`)
+  })
 }
