@@ -123,4 +123,11 @@ describe('crashes of the services process', () => {
     expect(lastToolResult(final as RecordedRequest)).toBe('eu-west')
     expect(requestsFor('ask-while-down').map(turnOf)).toEqual([0, 1])
   })
+
+  it('says so clearly when the Restate server itself dies', async () => {
+    const restateProcess = s().processes.find(handle => handle.name === 'restate')
+    restateProcess?.current()?.kill('SIGKILL')
+    const reasons = await waitFor(() => (s().fatalReasons().length > 0 ? s().fatalReasons() : undefined), 10_000)
+    expect(reasons[0]).toContain('restate exited')
+  })
 })

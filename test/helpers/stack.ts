@@ -13,6 +13,8 @@ export interface TestStack extends RunningStack {
   dataDir: string
   /** The last 2,000 lines the stack's processes printed (kept instead of printed, shown when a test fails). */
   output(): string
+  /** Why the stack stopped, if a critical process (the Restate server) died. */
+  fatalReasons(): string[]
   /** fetch against the gateway with the first (or the given) API key. */
   request(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>
   services(): RunningStack['processes'][number]
@@ -31,6 +33,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   const stack = await startStack(config, reason => { fatal.push(reason) }, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...env }, keep)
   return {
     ...stack,
+    fatalReasons: () => [...fatal],
     output: () => `${output.join('\n')}${fatal.length > 0 ? `\nfatal: ${fatal.join('; ')}` : ''}`,
     apiKeys,
     dataDir,
