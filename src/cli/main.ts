@@ -1,5 +1,6 @@
 import { isZidaneError } from '../errors/zidane-error'
 import { parseRunArgs } from './parse-args'
+import { answerCommand, parseAnswerArgs } from './answer-command'
 import { runCommand } from './run-command'
 import type { CliIo } from './run-command'
 
@@ -10,6 +11,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     io.stdout.write(`${USAGE}\n`)
     return argv.length === 0 ? 2 : 0
   }
+  if (argv[0] === 'answer') return answer(argv, io)
   let args
   try {
     args = parseRunArgs(argv)
@@ -23,5 +25,15 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     const code = isZidaneError(error) ? ` (${error.code})` : ''
     io.stderr.write(`zidane: ${error instanceof Error ? error.message : String(error)}${code}\n`)
     return 1
+  }
+}
+
+async function answer(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    return await answerCommand(parseAnswerArgs(argv), io)
+  } catch (error) {
+    const usage = isZidaneError(error) && error.code === 'cli_usage'
+    io.stderr.write(`${usage ? '' : 'zidane: '}${error instanceof Error ? error.message : String(error)}\n`)
+    return usage ? 2 : 1
   }
 }

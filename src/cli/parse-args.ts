@@ -25,7 +25,11 @@ export const USAGE = `Usage: zidane run --prompt "<text>" [--session-db <file>] 
   --durability   on: resume an interrupted run first; resume-ask: ask on a terminal (default); off: record no checkpoints
   --json         print the run's stats as one JSON object (never asks)
   --stream-json  print one JSON event per line (never asks)
-  --workspace    directory the built-in tools work in (default: the current directory)`
+  --workspace    directory the built-in tools work in (default: the current directory)
+
+       zidane answer --session-db <file> --id <question id> --answer "<text>"
+
+  answers a question a run on that sessions file waits for (the run prints the id)`
 
 const VALUE_FLAGS = new Set(['--prompt', '--session-db', '--session', '--durability', '--workspace'])
 

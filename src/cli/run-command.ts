@@ -59,7 +59,7 @@ function buildAgent(args: RunArgs, io: CliIo, provider: Provider, sqlite: Sqlite
   const requestInteraction = (request: InteractionRequest): void => {
     if (interactive) void askLine(`${request.question} `, io).then(text => answer(request.awakeable.id, text))
     else if (!sqlite) answer(request.awakeable.id, '(no answer: the command line is not interactive)')
-    else io.stderr.write(`waiting for an answer to ${request.awakeable.id} in ${args.sessionDb ?? ''}\n`)
+    else io.stderr.write(`${request.question}\nwaiting for an answer: zidane answer --session-db ${args.sessionDb ?? ''} --id '${request.awakeable.id}' --answer "…"\n`)
   }
   const builtin = createBuiltinTools({ root })
   const spawn = createSpawnTool({ childAgent: () => ({ provider, tools: builtin }), createAgent })

@@ -1,0 +1,45 @@
+import { ConfigurationError } from '../errors/zidane-error'
+import { createSqliteRuntime } from '../durable/sqlite/index'
+import type { CliIo } from './run-command'
+
+/** The parsed `zidane answer` command line. */
+export interface AnswerArgs { sessionDb: string; id: string; answer: string }
+
+/** Usage of `zidane answer`. */
+export const ANSWER_USAGE = `Usage: zidane answer --session-db <file> --id <question id> --answer "<text>"
+
+  Answers a question (ask_user, present_plan, an approval) a run on that sessions file waits for. The id is the one
+  the waiting run printed. The answer is kept in the file: a run that is not running now gets it when it resumes.`
+
+/** Parses `zidane answer …`; throws a `ConfigurationError` with the usage on bad input. */
+export function parseAnswerArgs(argv: readonly string[]): AnswerArgs {
+  const values = new Map<string, string>()
+  for (let index = 1; index < argv.length; index++) {
+    const flag = argv[index] as string
+    if (flag !== '--session-db' && flag !== '--id' && flag !== '--answer') throw answerUsage(`Unknown option: ${flag}.`)
+    const value = argv[++index]
+    if (value === undefined) throw answerUsage(`${flag} needs a value.`)
+    values.set(flag, value)
+  }
+  const sessionDb = values.get('--session-db')
+  const id = values.get('--id')
+  const answer = values.get('--answer')
+  if (sessionDb === undefined || id === undefined || answer === undefined) throw answerUsage('--session-db, --id and --answer are required.')
+  return { sessionDb, id, answer }
+}
+
+/** Resolves the question's awakeable in the sessions file; the waiting run (in any process) continues with the answer. */
+export async function answerCommand(args: AnswerArgs, io: CliIo): Promise<number> {
+  const runtime = createSqliteRuntime({ path: args.sessionDb })
+  try {
+    await runtime.resolveAwakeable(args.id, args.answer)
+    io.stdout.write(`answered ${args.id}\n`)
+    return 0
+  } finally {
+    runtime.close()
+  }
+}
+
+function answerUsage(message: string): ConfigurationError {
+  return new ConfigurationError(`${message}\n\n${ANSWER_USAGE}`, 'cli_usage')
+}

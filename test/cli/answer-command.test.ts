@@ -1,0 +1,44 @@
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { describe, expect, it } from 'vitest'
+import { stepKey } from 'zidane/durable'
+import { createSqliteRuntime } from 'zidane/durable/sqlite'
+import { main } from '../../src/cli/main'
+import { parseAnswerArgs } from '../../src/cli/answer-command'
+
+function io() {
+  const stdout = new PassThrough()
+  const stderr = new PassThrough()
+  let out = ''
+  let err = ''
+  stdout.on('data', chunk => { out += String(chunk) })
+  stderr.on('data', chunk => { err += String(chunk) })
+  return { io: { stdin: new PassThrough(), stdout, stderr, env: {}, cwd: tmpdir() }, out: () => out, err: () => err }
+}
+
+describe('zidane answer', () => {
+  it('parses its flags and refuses missing ones with the usage', () => {
+    expect(parseAnswerArgs(['answer', '--session-db', 'f.db', '--id', 'awk_1', '--answer', 'yes'])).toEqual({ sessionDb: 'f.db', id: 'awk_1', answer: 'yes' })
+    expect(() => parseAnswerArgs(['answer', '--id', 'awk_1'])).toThrow(/--session-db, --id and --answer are required/)
+    expect(() => parseAnswerArgs(['answer', '--color', 'red'])).toThrow(/Unknown option: --color/)
+  })
+
+  it('answers a question another process waits on, through the sessions file', async () => {
+    const path = join(await mkdtemp(join(tmpdir(), 'zidane-answer-')), 'sessions.db')
+    const waiting = createSqliteRuntime({ path })
+    const awakeable = waiting.awakeable<string>(stepKey('run_1_abc', 'custom', 't1', 'call_1', 'awakeable'))
+    const cli = io()
+    expect(await main(['answer', '--session-db', path, '--id', awakeable.id, '--answer', 'blue'], cli.io)).toBe(0)
+    expect(cli.out()).toContain(`answered ${awakeable.id}`)
+    await expect(awakeable.wait()).resolves.toEqual({ timedOut: false, value: 'blue' })
+    waiting.close()
+  })
+
+  it('exits 2 with the usage on bad flags', async () => {
+    const cli = io()
+    expect(await main(['answer', '--id', 'x'], cli.io)).toBe(2)
+    expect(cli.err()).toContain('Usage: zidane answer')
+  })
+})
