@@ -46,6 +46,14 @@ describe('the stack over HTTP', () => {
     expect(session.usage.usage.inputTokens).toBeGreaterThan(0)
   })
 
+  it('1b. starts a run once for a repeated Idempotency-Key', async () => {
+    const send = () => s().request('/v1/sessions/e2e-idem/prompts?wait=true', { method: 'POST', body: JSON.stringify({ prompt: 'only once' }), headers: { 'idempotency-key': 'req-42' } })
+    const first = await json<{ invocationId: string }>(await send())
+    const second = await json<{ invocationId: string }>(await send())
+    expect(second.invocationId).toBe(first.invocationId)
+    expect((await view('e2e-idem')).runs).toHaveLength(1)
+  })
+
   it('2. asks a question; the signed answerUrl answers it and the run completes with the answer', async () => {
     const accepted = await prompt('e2e-ask', { prompt: 'ask: what is your name?' })
     expect(accepted.status).toBe(202)
