@@ -96,6 +96,22 @@ describe('the stack over HTTP', () => {
     expect((await s().request('/v1/sessions/e2e-cancel/cancel', { method: 'POST' })).status).toBe(409)
   })
 
+  it('4b. cancelling a run cancels its sub-agents too', async () => {
+    const childInvocations = async (): Promise<Array<{ status: string; completion_failure?: string }>> => {
+      const response = await fetch(`${s().adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: "SELECT status, completion_failure FROM sys_invocation WHERE target_service_name = 'child'" }) })
+      return ((await response.json()) as { rows: Array<{ status: string; completion_failure?: string }> }).rows
+    }
+    await prompt('e2e-cancel-tree', { prompt: 'spawn: shell: sleep 30 | shell: sleep 30' })
+    await waitFor(async () => ((await childInvocations()).filter(row => row.status !== 'completed').length >= 2 ? true : undefined))
+    expect((await s().request('/v1/sessions/e2e-cancel-tree/cancel', { method: 'POST' })).status).toBe(202)
+    const children = await waitFor(async () => {
+      const rows = await childInvocations()
+      return rows.length >= 2 && rows.every(row => row.status === 'completed') ? rows : undefined
+    })
+    expect(children.filter(row => (row.completion_failure ?? '').includes('Cancelled'))).toHaveLength(2)
+    await waitFor(async () => ((await viewWhenReady('e2e-cancel-tree'))?.status === 'cancelled' ? true : undefined))
+  })
+
   it('6. answers bad input with the documented 4xx and changes nothing', async () => {
     const cases: Array<[Promise<Response>, number]> = [
       [prompt('e2e-bad', {}), 400],
