@@ -6,7 +6,9 @@ import type { SessionRun, SessionStatus, SessionTurn, RunTotals } from 'zidane/s
  * they are in every journal. The gateway imports only this file (types and names), never the handlers.
  */
 export const SESSION_SERVICE = 'session'
+/** Name of the child-runner service (one invocation per sub-agent). Durable: never rename. */
 export const CHILD_SERVICE = 'child'
+/** Name of the resumer virtual object (one key per awakeable id). Durable: never rename. */
 export const RESUMER_SERVICE = 'resumer'
 
 /** Input of `session/<key>/run` (exclusive). The key is `<tenant>~<sessionId>`, built by the gateway. */
