@@ -45,6 +45,22 @@ describe('the Anthropic provider in the agent loop', () => {
     expect(stats.modelRequests).toBe(1)
   })
 
+  it('aborts a stalled stream with the idle watchdog and retries it, a bounded number of times', async () => {
+    fixture.server.enqueue(
+      { kind: 'stall', afterEvents: 2 },
+      { kind: 'message', content: [{ type: 'text', text: 'after the stall' }], usage: { input_tokens: 10, output_tokens: 3 } },
+    )
+    const stats = await createAgent({ provider: fixture.provider({ idleTimeoutMs: 150 }), behavior: { modelRetryDelayMs: 1 } }).run({ prompt: 'hi' })
+    expect(stats.text).toBe('after the stall')
+    expect(fixture.server.requests).toHaveLength(2)
+
+    fixture.server.setHandler(() => ({ kind: 'stall', afterEvents: 1 }))
+    const gaveUp = await createAgent({ provider: fixture.provider({ idleTimeoutMs: 100 }), behavior: { modelRetries: 2, modelRetryDelayMs: 1 } }).run({ prompt: 'again' })
+    expect(gaveUp.status).toBe('error')
+    expect(gaveUp.reason).toContain('provider_stream_idle')
+    expect(fixture.server.requests).toHaveLength(2 + 3)
+  })
+
   it('ends the run with a clear message on 401 and does not retry', async () => {
     fixture.server.enqueue({ kind: 'error', status: 401, message: 'invalid x-api-key' })
     const stats = await createAgent({ provider: fixture.provider(), behavior: { modelRetryDelayMs: 1 } }).run({ prompt: 'hi' })
