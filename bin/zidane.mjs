@@ -14,6 +14,11 @@ if (major < 22) {
   const result = spawnSync(pinned, [realpathSync(new URL(import.meta.url).pathname), ...process.argv.slice(2)], { stdio: 'inherit' })
   process.exit(result.status ?? 1)
 }
+// A closed pipe (`zidane run --stream-json | head`) ends the command quietly instead of with a stack trace.
+process.stdout.on('error', error => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
 const emitWarning = process.emitWarning
 process.emitWarning = function (warning, ...rest) {
   const text = typeof warning === 'string' ? warning : warning?.message

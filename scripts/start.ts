@@ -15,7 +15,10 @@ async function main(): Promise<void> {
     process.exit(code)
   }
   const onFatal = (reason: string): void => {
-    console.error(`[stack] ${reason}. The Restate server is the journal of every run; the stack cannot go on without it and stops now. Sessions are kept in ${config.dataDir}; run npm start again.`)
+    const why = reason.startsWith('restate ')
+      ? `The Restate server is the journal of every run; the stack cannot go on without it and stops now. Sessions are kept in ${config.dataDir}; run npm start again.`
+      : 'The stack stops now; fix the cause and run npm start again (sessions are kept).'
+    console.error(`[stack] ${reason}. ${why}`)
     void shutdown(1)
   }
   process.on('SIGINT', () => { void shutdown(0) })
@@ -31,7 +34,7 @@ function printBanner(stack: RunningStack, keys: string, generated: boolean, mode
   console.log([
     '',
     `zidane is up. Gateway: ${stack.gatewayUrl}  (OpenAPI: ${stack.gatewayUrl}/docs)`,
-    key ? `API key${generated ? ' (generated, kept in .restate-data/gateway-api-key)' : ''}: ${key}` : 'Open dev mode: no API key required.',
+    key ? `API key${generated ? ' (kept in .restate-data/gateway-api-key)' : ''}: ${key}` : 'Open dev mode: no API key required.',
     `Model: ${model}`,
     '',
     'Try:',

@@ -3,6 +3,8 @@ import { join } from 'node:path'
 /** Settings of the services process, read from the environment (documented in the README). */
 export interface ServicesConfig {
   port: number
+  /** Address to bind; `npm start` uses 127.0.0.1, containers 0.0.0.0. */
+  host: string
   identityKeys: string[]
   workspaceRoot: string
   maxChildDepth: number
@@ -26,6 +28,7 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
   const maxCostUsd = numberFrom(env.ZIDANE_MAX_COST_USD, 0)
   return {
     port: numberFrom(env.SERVICES_PORT, 9080),
+    host: env.SERVICES_HOST ?? '0.0.0.0',
     identityKeys: (env.RESTATE_IDENTITY_KEYS ?? '').split(',').map(key => key.trim()).filter(Boolean),
     workspaceRoot: env.ZIDANE_WORKSPACE_ROOT ?? join(process.cwd(), '.zidane', 'workspaces'),
     maxChildDepth: numberFrom(env.ZIDANE_MAX_CHILD_DEPTH, 2),

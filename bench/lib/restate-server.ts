@@ -6,6 +6,7 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as restate from '@restatedev/restate-sdk'
+import { restateServerBinary } from '../../scripts/stack/restate-binary'
 import { pollUntil } from './stats'
 
 /**
@@ -47,7 +48,7 @@ export async function freePort(): Promise<number> {
 export async function startBenchServer(extraEnv: Record<string, string> = {}): Promise<BenchServer> {
   const [adminPort, ingressPort, fabricPort] = [await freePort(), await freePort(), await freePort()]
   const baseDir = await mkdtemp(path.join(tmpdir(), 'zidane-bench-restate-'))
-  const child = spawn(path.resolve('node_modules/.bin/restate-server'), ['--no-logo'], {
+  const child = spawn(restateServerBinary(), ['--no-logo'], {
     env: {
       ...process.env,
       RESTATE_BASE_DIR: baseDir,

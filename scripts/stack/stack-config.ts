@@ -15,6 +15,8 @@ export interface StackConfig {
   host: string
   gatewayApiKeys: string
   generatedKey: boolean
+  /** HMAC secret of answer links, kept in the data folder so links survive restarts (open mode included). */
+  answerSecret: string
 }
 
 function port(value: string | undefined, fallback: number): number {
@@ -35,7 +37,9 @@ export async function loadStackConfig(env: NodeJS.ProcessEnv = process.env): Pro
     gatewayApiKeys = (await readFile(keyFile, 'utf8')).trim()
     generatedKey = true
   }
+  const answerSecret = env.GATEWAY_ANSWER_SECRET ?? (await keptSecret(join(dataDir, 'answer-secret')))
   return {
+    answerSecret,
     rootDir,
     dataDir,
     ingressPort: port(env.RESTATE_INGRESS_PORT, 8080),
@@ -47,4 +51,9 @@ export async function loadStackConfig(env: NodeJS.ProcessEnv = process.env): Pro
     gatewayApiKeys,
     generatedKey,
   }
+}
+
+async function keptSecret(file: string): Promise<string> {
+  if (!existsSync(file)) await writeFile(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 })
+  return (await readFile(file, 'utf8')).trim()
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ensureIdentityKeys } from './identity-keys'
+import { restateServerBinary } from './restate-binary'
 import { registerDeployment } from './register-deployment'
 import type { StackConfig } from './stack-config'
 import { supervise } from './supervisor'
@@ -31,13 +32,14 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
   const stop = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
   processes.push(supervise({
     name: 'restate',
-    command: join(config.rootDir, 'node_modules', '.bin', 'restate-server'),
+    command: restateServerBinary(config.rootDir),
     args: ['--config-file', join(config.rootDir, 'restate.toml'), '--no-logo'],
     critical: true,
     ...logged,
     env: {
       ...process.env,
       ...extraEnv,
+      RESTATE_LOG_FILTER: process.env.RESTATE_LOG_FILTER ?? 'warn',
       RESTATE_BASE_DIR: config.dataDir,
       RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${config.adminPort}`,
       RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${config.ingressPort}`,
@@ -53,7 +55,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     name: 'services',
     ...tsx(config.rootDir, 'services/endpoint.ts'),
     ...logged,
-    env: { ...process.env, ...extraEnv, SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
+    env: { ...process.env, ...extraEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
   }, onFatal))
   await waitUntil(async () => { await registerDeployment(adminUrl, `http://127.0.0.1:${config.servicesPort}`); return true }, 60_000, 'the services deployment to register')
   processes.push(supervise({
@@ -67,6 +69,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
       GATEWAY_HOST: config.host,
       RESTATE_INGRESS_URL: ingressUrl,
       RESTATE_ADMIN_URL: adminUrl,
+      GATEWAY_ANSWER_SECRET: config.answerSecret,
       ...(config.gatewayApiKeys ? { GATEWAY_API_KEYS: config.gatewayApiKeys } : {}),
     },
   }, onFatal))

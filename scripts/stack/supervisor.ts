@@ -23,12 +23,17 @@ export interface ProcessHandle {
 }
 
 const MAX_BACKOFF_MS = 10_000
+/** A process that exits this soon after its start is failing at start (bad configuration, port in use)… */
+const QUICK_EXIT_MS = 5_000
+/** …and after this many such exits in a row the stack gives up instead of restarting it forever. */
+const MAX_QUICK_EXITS = 5
 
 /** Starts `spec`, prefixes its output with its name, and restarts it (100 ms, doubling to 10 s) when it exits. */
 export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => void): ProcessHandle {
   let child: ChildProcess | undefined
   let stopping = false
   let backoffMs = 100
+  let quickExits = 0
   const start = (): void => {
     const startedAt = Date.now()
     child = spawn(spec.command, spec.args, { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -40,6 +45,8 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
       if (stopping) return
       const reason = `${spec.name} exited (${signal ?? `code ${String(code)}`})`
       if (spec.critical) return onFatal(reason)
+      quickExits = Date.now() - startedAt < QUICK_EXIT_MS && signal === null ? quickExits + 1 : 0
+      if (quickExits >= MAX_QUICK_EXITS) return onFatal(`${reason} ${quickExits} times in a row right after starting; its output above says why`)
       if (Date.now() - startedAt > 30_000) backoffMs = 100
       console.error(`[stack] ${reason}; restarting in ${backoffMs} ms`)
       setTimeout(() => { if (!stopping) start() }, backoffMs)

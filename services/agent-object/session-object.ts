@@ -28,11 +28,25 @@ async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
   } catch (error) {
     if (isRestateCancellation(error)) {
-      ctx.set(CURRENT_INVOCATION_KEY, { ...invocation, status: 'cancelled', endedAt: await ctx.date.now() })
+      const endedAt = await ctx.date.now()
+      ctx.set(CURRENT_INVOCATION_KEY, { ...invocation, status: 'cancelled', endedAt })
       ctx.clear(PENDING_QUESTIONS_KEY)
+      await recordCancellation(ctx, endedAt)
     }
     throw error
   }
+}
+
+const CANCELLED_CALL_TEXT = '[Tool use cancelled] The run was cancelled before this call finished. Its effect may or may not have happened: check before you run it again.'
+
+/** After a cancel: the cancelled run ends with status `cancelled`, and its open tool calls are closed so the history stays valid. */
+async function recordCancellation(ctx: restate.ObjectContext, endedAt: number): Promise<void> {
+  const session = await loadSession(restateSessionStore(ctx, { clock: { now: () => endedAt } }), ctx.key)
+  if (!session) return
+  const running = session.runs.filter(run => run.status === 'running')
+  await session.healInterruptedToolCalls(CANCELLED_CALL_TEXT, running.at(-1)?.id)
+  for (const run of running) await session.upsertRun({ ...run, status: 'cancelled', endedAt, error: 'cancelled' })
+  await session.setStatus('cancelled')
 }
 
 async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<AgentStats> {

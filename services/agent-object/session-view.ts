@@ -1,4 +1,4 @@
-import type { RunTotals, SessionData } from 'zidane/session'
+import type { RunTotals, SessionData, SessionTurn } from 'zidane/session'
 import type { CurrentInvocation, PendingQuestion, SessionEvent, SessionView } from '../contract'
 
 /** Sums the totals of the session's top-level runs (each already includes its children). */
@@ -43,6 +43,7 @@ export function deriveEvents(session: SessionData | null, pending: PendingQuesti
   const runs = new Map((session?.runs ?? []).map(run => [run.id, run]))
   const started = new Set<string>()
   const toolNames = new Map<string, string>()
+  const openTurns: OpenTurn[] = []
   for (const turn of session?.turns ?? []) {
     const run = runs.get(turn.runId)
     if (run && !started.has(run.id)) {
@@ -55,16 +56,38 @@ export function deriveEvents(session: SessionData | null, pending: PendingQuesti
         events.push({ type: 'tool:start', at: turn.createdAt, data: { runId: turn.runId, callId: block.id, name: block.name, input: block.input } })
         if (block.name === 'ask_user' || block.name === 'present_plan') events.push({ type: 'question', at: turn.createdAt, data: { runId: turn.runId, callId: block.id, kind: block.name, question: block.input.question ?? block.input.plan ?? '' } })
       }
-      if (block.type === 'tool_result') events.push({ type: 'tool:end', at: turn.createdAt, data: { runId: turn.runId, callId: block.toolUseId, name: toolNames.get(block.toolUseId) ?? '', isError: block.isError === true } })
+      if (block.type === 'tool_result') {
+        events.push({ type: 'tool:end', at: turn.createdAt, data: { runId: turn.runId, callId: block.toolUseId, name: toolNames.get(block.toolUseId) ?? '', isError: block.isError === true } })
+        closeCall(openTurns, block.toolUseId, turn.createdAt, events)
+      }
     }
-    if (turn.role === 'assistant') events.push({ type: 'turn:end', at: turn.createdAt, data: { runId: turn.runId, turnId: turn.id } })
+    if (turn.role === 'assistant') openTurn(openTurns, turn, events)
     if (run && run.endedAt !== undefined && isLastTurnOfRun(session, turn.id, run.id)) {
       events.push(run.label ? { type: 'child:end', at: run.endedAt, data: { runId: run.id, label: run.label, status: run.status } } : { type: 'run:end', at: run.endedAt, data: { runId: run.id, status: run.status, text: run.text ?? '' } })
     }
   }
   void pending
-  if (invocation?.status === 'cancelled') events.push({ type: 'run:end', at: invocation.endedAt ?? invocation.startedAt, data: { status: 'cancelled' } })
+  void invocation
   return events.map((event, index) => ({ ...event, seq: index + 1 }))
+}
+
+/** A model turn whose tool calls have not all returned yet: its `turn:end` comes when the last result arrives. */
+interface OpenTurn { runId: string; turnId: string; calls: Set<string> }
+
+function openTurn(openTurns: OpenTurn[], turn: SessionTurn, events: Omit<SessionEvent, 'seq'>[]): void {
+  const calls = new Set(turn.content.flatMap(block => (block.type === 'tool_use' ? [block.id] : [])))
+  if (calls.size === 0) events.push({ type: 'turn:end', at: turn.createdAt, data: { runId: turn.runId, turnId: turn.id } })
+  else openTurns.push({ runId: turn.runId, turnId: turn.id, calls })
+}
+
+function closeCall(openTurns: OpenTurn[], callId: string, at: number, events: Omit<SessionEvent, 'seq'>[]): void {
+  const index = openTurns.findIndex(open => open.calls.has(callId))
+  const open = openTurns[index]
+  if (!open) return
+  open.calls.delete(callId)
+  if (open.calls.size > 0) return
+  openTurns.splice(index, 1)
+  events.push({ type: 'turn:end', at, data: { runId: open.runId, turnId: open.turnId } })
 }
 
 function isLastTurnOfRun(session: SessionData | null, turnId: string, runId: string): boolean {

@@ -1,7 +1,7 @@
 import { createHooks } from 'hookable'
 import { createDefaultRuntime } from '../durable/default-runtime'
 import type { DurableRuntime } from '../durable/runtime'
-import { ConfigurationError, RunTakenOverError } from '../errors/zidane-error'
+import { ConfigurationError, RunTakenOverError, SessionError } from '../errors/zidane-error'
 import { HEAL_TEXT } from '../session/heal'
 import { createSession, loadSession } from '../session/session'
 import type { Session } from '../session/session'
@@ -146,9 +146,9 @@ export function createAgent(options: CreateAgentOptions): Agent {
       await healRun(current, interrupted.runId)
       return
     }
-    // With a run ledger, a run still marked running belongs to a live process: leave it alone.
-    const liveElsewhere = runtime.runs !== undefined && current.runs.some(run => run.status === 'running' && run.depth === depth)
-    if (liveElsewhere) return
+    // With a run ledger, a run still marked running belongs to a live process: refuse to start a second one beside it.
+    const liveElsewhere = runtime.runs !== undefined ? current.runs.find(run => run.status === 'running' && run.depth === depth) : undefined
+    if (liveElsewhere) throw new SessionError(`Session ${current.id} has a run in progress in another process (${liveElsewhere.id}); wait for it to end, or resume it there.`, 'session_busy')
     if (current.runs.some(run => run.status === 'running' && run.depth === depth) || hasOpenCalls(current)) await current.healInterruptedToolCalls()
   }
 

@@ -57,6 +57,8 @@ async function runGroup(state: RunState, env: ToolPhaseEnv, group: readonly Tool
   // Tools that journal themselves may resolve to bare output (a string or blocks): normalize after the join.
   const settled = joined.map(record => (typeof record === 'string' || Array.isArray(record) ? { content: record as ToolStepRecord['content'] } : record))
   for (const record of settled) if (typeof record.endedAt === 'number') env.onJournaledTime(record.endedAt)
+  // Tools that journal themselves (questions, sub-agents) carry no end time: read the durable clock once for them.
+  if (settled.some(record => typeof record.endedAt !== 'number')) env.onJournaledTime(await env.runtime.now())
   return settled
 }
 

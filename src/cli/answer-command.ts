@@ -32,6 +32,11 @@ export function parseAnswerArgs(argv: readonly string[]): AnswerArgs {
 export async function answerCommand(args: AnswerArgs, io: CliIo): Promise<number> {
   const runtime = createSqliteRuntime({ path: args.sessionDb })
   try {
+    const open = await runtime.pendingAwakeables()
+    if (!open.some(question => question.id === args.id)) {
+      io.stderr.write(`zidane: no open question ${args.id} in ${args.sessionDb} (unknown, or answered already: the first answer stands)\n`)
+      return 1
+    }
     await runtime.resolveAwakeable(args.id, args.answer)
     io.stdout.write(`answered ${args.id}\n`)
     return 0

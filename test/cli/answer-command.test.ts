@@ -29,10 +29,17 @@ describe('zidane answer', () => {
     const path = join(await mkdtemp(join(tmpdir(), 'zidane-answer-')), 'sessions.db')
     const waiting = createSqliteRuntime({ path })
     const awakeable = waiting.awakeable<string>(stepKey('run_1_abc', 'custom', 't1', 'call_1', 'awakeable'))
+    waiting.flush() // a run commits its question before it prints it; do the same here
     const cli = io()
     expect(await main(['answer', '--session-db', path, '--id', awakeable.id, '--answer', 'blue'], cli.io)).toBe(0)
     expect(cli.out()).toContain(`answered ${awakeable.id}`)
     await expect(awakeable.wait()).resolves.toEqual({ timedOut: false, value: 'blue' })
+    const again = io()
+    expect(await main(['answer', '--session-db', path, '--id', awakeable.id, '--answer', 'green'], again.io)).toBe(1)
+    expect(again.err()).toContain('the first answer stands')
+    const unknown = io()
+    expect(await main(['answer', '--session-db', path, '--id', 'awk_nope', '--answer', 'x'], unknown.io)).toBe(1)
+    expect(unknown.err()).toContain('no open question awk_nope')
     waiting.close()
   })
 

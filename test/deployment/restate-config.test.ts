@@ -5,11 +5,12 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
+import { restateServerBinary } from '../../scripts/stack/restate-binary'
 
 const run = promisify(execFile)
 
 async function dumpConfig(): Promise<string> {
-  const { stdout } = await run('node_modules/.bin/restate-server', ['--config-file', 'restate.toml', '--dump-config'], { env: { ...process.env, RESTATE_BASE_DIR: await mkdtemp(join(tmpdir(), 'zidane-dump-')) } })
+  const { stdout } = await run(restateServerBinary(), ['--config-file', 'restate.toml', '--dump-config'], { env: { ...process.env, RESTATE_BASE_DIR: await mkdtemp(join(tmpdir(), 'zidane-dump-')) } })
   return stdout
 }
 

@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs'
 import { createMemoryToolStateStore } from '../../durable/memory-tool-state-store'
 import type { ToolDef } from '../tool'
 import { editFileTool } from './edit-file-tool'
@@ -20,9 +21,11 @@ export interface BuiltinToolsOptions {
 
 /**
  * Creates the nine built-in tools confined to `root`: read_file, list_files, glob, grep, todoread (replay-safe) and
- * write_file, edit_file, shell, todowrite. The todo tools share one in-memory list when a run has no tool-state store.
+ * write_file, edit_file, shell, todowrite. The root is created when missing. The todo tools share one in-memory list when
+ * a run has no tool-state store.
  */
 export function createBuiltinTools(options: BuiltinToolsOptions): ToolDef[] {
+  mkdirSync(options.root, { recursive: true }) // the workspace root is created when it does not exist yet
   const workspace = createWorkspace(options.root)
   const todoFallback = createMemoryToolStateStore()
   return [

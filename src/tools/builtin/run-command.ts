@@ -25,6 +25,15 @@ export interface CommandOutcome {
 
 const DRAIN_AFTER_EXIT_MS = 1000
 
+/** Process groups of the commands running now, so a host that shuts down can stop them (they run detached). */
+const runningGroups = new Set<number>()
+
+/** Stops every command still running (their whole process groups): call it when the host process shuts down. */
+export function stopRunningCommands(signal: NodeJS.Signals = 'SIGKILL'): void {
+  for (const pid of runningGroups) killGroup(pid, signal)
+  runningGroups.clear()
+}
+
 /**
  * Runs `command` with `bash -c` in its own process group. On timeout or abort the whole group gets SIGTERM, then
  * SIGKILL after `killGraceMs`. Each of stdout and stderr is capped at `maxOutputBytes` (head and tail kept).
@@ -32,6 +41,8 @@ const DRAIN_AFTER_EXIT_MS = 1000
 export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> {
   return new Promise(resolve => {
     const child = spawn('bash', ['-c', options.command], { cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const group = child.pid
+    if (group !== undefined) runningGroups.add(group)
     const stdout = createOutputBuffer(options.maxOutputBytes)
     const stderr = createOutputBuffer(options.maxOutputBytes)
     child.stdout.on('data', (chunk: Buffer) => stdout.append(chunk))
@@ -50,6 +61,7 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
     const finish = (exitCode: number | null, exitSignal: string | null, error?: string): void => {
       if (settled) return
       settled = true
+      if (group !== undefined) runningGroups.delete(group)
       clearTimeout(timer)
       options.signal.removeEventListener('abort', onAbort)
       const outcome: CommandOutcome = { exitCode, exitSignal, stdout: stdout.text(), stderr: stderr.text(), timedOut: stopReason === 'timeout', aborted: stopReason === 'abort' }

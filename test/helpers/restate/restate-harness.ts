@@ -8,6 +8,7 @@ import path from 'node:path'
 import * as restate from '@restatedev/restate-sdk'
 import * as clients from '@restatedev/restate-sdk-clients'
 import { afterEach } from 'vitest'
+import { restateServerBinary } from '../../../scripts/stack/restate-binary'
 
 /** Options of `startRestateHarness`. */
 export interface RestateHarnessOptions {
@@ -91,7 +92,7 @@ export async function startRestateHarness(options: RestateHarnessOptions = {}): 
   const [adminPort, ingressPort, fabricPort] = [await freePort(), await freePort(), await freePort()]
   const baseDir = await mkdtemp(path.join(tmpdir(), 'zidane-restate-'))
   let output = ''
-  const server = spawn(path.resolve('node_modules/.bin/restate-server'), [], {
+  const server = spawn(restateServerBinary(), [], {
     env: {
       ...process.env,
       RESTATE_BASE_DIR: baseDir,
