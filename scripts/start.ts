@@ -1,19 +1,22 @@
 import { loadStackConfig } from './stack/stack-config'
 import { startStack } from './stack/start-stack'
 import type { RunningStack } from './stack/start-stack'
+import type { ProcessHandle } from './stack/supervisor'
 
 /** `npm start`: the whole stack on one machine, supervised, until Ctrl-C. */
 async function main(): Promise<void> {
   const config = await loadStackConfig()
-  const running: { stack?: RunningStack } = {}
+  const processes: ProcessHandle[] = []
   let stopping = false
   const shutdown = async (code: number): Promise<void> => {
     if (stopping) return
     stopping = true
     console.log('[stack] stopping…')
-    await running.stack?.stop()
+    for (const handle of [...processes].reverse()) await handle.stop()
     process.exit(code)
   }
+  // Last resort: never leave a child behind, whatever ends this process.
+  process.on('exit', () => { for (const handle of processes) handle.current()?.kill('SIGKILL') })
   const onFatal = (reason: string): void => {
     const why = reason.startsWith('restate ')
       ? `The Restate server is the journal of every run; the stack cannot go on without it and stops now. Sessions are kept in ${config.dataDir}; run npm start again.`
@@ -23,8 +26,7 @@ async function main(): Promise<void> {
   }
   process.on('SIGINT', () => { void shutdown(0) })
   process.on('SIGTERM', () => { void shutdown(0) })
-  const stack = await startStack(config, onFatal)
-  running.stack = stack
+  const stack = await startStack(config, onFatal, {}, undefined, processes)
   printBanner(stack, config.gatewayApiKeys, config.generatedKey, process.env.ANTHROPIC_API_KEY ? 'Anthropic' : 'the deterministic demo model (set ANTHROPIC_API_KEY for Claude)')
 }
 

@@ -22,13 +22,16 @@ function tsx(rootDir: string, script: string): { command: string; args: string[]
   return { command: process.execPath, args: ['--import', pathToFileURL(join(rootDir, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs')).href, join(rootDir, script)] }
 }
 
-/** Starts the whole stack and resolves once the gateway answers; `onFatal` is called if the Restate server dies. */
-export async function startStack(config: StackConfig, onFatal: (reason: string) => void, extraEnv: NodeJS.ProcessEnv = {}, log?: (name: string, line: string) => void): Promise<RunningStack> {
+/**
+ * Starts the whole stack and resolves once the gateway answers; `onFatal` is called if the Restate server dies or a
+ * process keeps failing at start. Each process is pushed to `processes` as soon as it starts, so a caller can stop
+ * them even while the stack is still starting.
+ */
+export async function startStack(config: StackConfig, onFatal: (reason: string) => void, extraEnv: NodeJS.ProcessEnv = {}, log?: (name: string, line: string) => void, processes: ProcessHandle[] = []): Promise<RunningStack> {
   const logged = log ? { log } : {}
   const adminUrl = `http://127.0.0.1:${config.adminPort}`
   const ingressUrl = `http://127.0.0.1:${config.ingressPort}`
   const keys = await ensureIdentityKeys(join(config.dataDir, 'keys'))
-  const processes: ProcessHandle[] = []
   const stop = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
   processes.push(supervise({
     name: 'restate',

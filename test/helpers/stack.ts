@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { loadStackConfig } from '../../scripts/stack/stack-config'
 import { startStack } from '../../scripts/stack/start-stack'
 import type { RunningStack } from '../../scripts/stack/start-stack'
+import type { ProcessHandle } from '../../scripts/stack/supervisor'
 import { freePort } from './restate/restate-harness'
 
 /** A whole stack (Restate server, services, gateway as separate processes) on free ports, for end-to-end tests. */
@@ -30,7 +31,11 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   const fatal: string[] = []
   const output: string[] = []
   const keep = (name: string, line: string): void => { output.push(`[${name}] ${line}`); if (output.length > 2_000) output.shift() }
-  const stack = await startStack(config, reason => { fatal.push(reason) }, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...env }, keep)
+  const processes: ProcessHandle[] = []
+  const stack = await startStack(config, reason => { fatal.push(reason) }, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...env }, keep, processes).catch(async (error: unknown) => {
+    for (const handle of [...processes].reverse()) await handle.stop()
+    throw error
+  })
   return {
     ...stack,
     fatalReasons: () => [...fatal],
