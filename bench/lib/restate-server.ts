@@ -8,6 +8,7 @@ import path from 'node:path'
 import * as restate from '@restatedev/restate-sdk'
 import { restateServerBinary } from '../../scripts/stack/restate-binary'
 import { pollUntil } from './stats'
+import { freePort } from '../../scripts/stack/free-port'
 
 /**
  * The retry policy of the bench server: first retry after 50 ms, doubling, capped at 500 ms, never paused (the same
@@ -30,19 +31,7 @@ export interface BenchServer {
   stop(): Promise<void>
 }
 
-/** A free loopback TCP port. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-}
+export { freePort }
 
 /** Starts `node_modules/.bin/restate-server` with the bench retry policy and waits until admin and ingress are healthy. */
 export async function startBenchServer(extraEnv: Record<string, string> = {}): Promise<BenchServer> {

@@ -9,6 +9,7 @@ import * as restate from '@restatedev/restate-sdk'
 import * as clients from '@restatedev/restate-sdk-clients'
 import { afterEach } from 'vitest'
 import { restateServerBinary } from '../../../scripts/stack/restate-binary'
+import { freePort } from '../../../scripts/stack/free-port'
 
 /** Options of `startRestateHarness`. */
 export interface RestateHarnessOptions {
@@ -51,19 +52,7 @@ export interface RestateHarness {
   stop(): Promise<void>
 }
 
-/** A free loopback TCP port (closed again before returning; a race with another process is possible but rare). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-}
+export { freePort }
 
 const sleepMs = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 
