@@ -94,7 +94,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
   }
 
   const finish = async (current: Session, state: RunState, record: SessionRun, outcome: LoopOutcome): Promise<AgentStats> => {
-    const endedAt = Math.max(await runtime.now(), journaledTime)
+    // The last step's own end time (journaled with it) dates the run's end: no extra clock entry in the journal.
+    const endedAt = journaledTime > state.startedAt ? journaledTime : Math.max(await runtime.now(), journaledTime)
     journaledTime = endedAt
     const stats = buildStats(state, outcome.status, endedAt, outcome.reason)
     const finished: SessionRun = { ...record, status: outcome.status, endedAt, totals: state.totals, text: state.lastText }
