@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import * as restate from '@restatedev/restate-sdk'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ensureIdentityKeys } from '../../scripts/stack/identity-keys'
-import { freePort, startRestateHarness } from '../helpers/restate/restate-harness'
+import { freePort, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 
 const greeter = restate.service({ name: 'greeter', handlers: { greet: async (_ctx: restate.Context, name: string) => `hi ${name}` } })
@@ -21,13 +21,13 @@ function unsignedCall(port: number): Promise<number> {
   })
 }
 
-describe('request identity (npm start sets it up)', () => {
+describe.each(REPLAY_MODES)('request identity, as npm start sets it up ($mode)', ({ alwaysReplay }) => {
   let harness: RestateHarness | undefined
   afterAll(async () => { await harness?.stop() })
 
   it('derives the key id the server loads, and the endpoint accepts only signed requests', async () => {
     const keys = await ensureIdentityKeys(await mkdtemp(join(tmpdir(), 'zidane-keys-')))
-    harness = await startRestateHarness({ env: { RESTATE_WORKER__INVOKER__REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE: keys.privateKeyPath } })
+    harness = await startRestateHarness({ alwaysReplay, env: { RESTATE_WORKER__INVOKER__REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE: keys.privateKeyPath } })
     expect(harness.logs()).toContain(keys.publicKeyId)
     const port = await freePort()
     await restate.serve({ services: [greeter], port, identityKeys: [keys.publicKeyId] })
