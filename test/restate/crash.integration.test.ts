@@ -107,9 +107,12 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     const result = await h.attach<string | { content: string }>(invocationId)
     const content = typeof result.body === 'string' ? result.body : result.body.content
     expect(content).toBe('job-k3 ended: exit 0')
-    const steps = readLedger().map(entry => entry.step)
-    expect(steps.filter(step => step === 'start')).toHaveLength(1)
-    expect(steps.filter(step => step === 'register')).toHaveLength(1)
-    expect(registered.token).toBe('job-k3')
+    const entries = readLedger()
+    expect(entries.filter(entry => entry.step === 'start')).toHaveLength(1)
+    // register is at-least-once up to journal persistence: a kill between its closure and the journaled completion
+    // runs it again, for the same job and the same awakeable; the job itself is never started again.
+    const registrations = entries.filter(entry => entry.step === 'register')
+    expect(registrations.length).toBeGreaterThanOrEqual(1)
+    for (const registration of registrations) expect(registration).toMatchObject({ token: 'job-k3', awakeableId: registered.awakeableId })
   })
 })
