@@ -1,8 +1,8 @@
 import { createHooks } from 'hookable'
 import { createDefaultRuntime } from '../durable/default-runtime'
-import type { DurableRuntime } from '../durable/runtime'
+import type { DurableRuntime, InterruptedRun } from '../durable/runtime'
 import { ConfigurationError, RunTakenOverError, SessionError } from '../errors/zidane-error'
-import { HEAL_TEXT } from '../session/heal'
+import { findOpenToolCalls, HEAL_TEXT } from '../session/heal'
 import { createSession, loadSession } from '../session/session'
 import type { Session } from '../session/session'
 import type { SessionRun } from '../session/types'
@@ -100,7 +100,6 @@ export function createAgent(options: CreateAgentOptions): Agent {
     const stats = buildStats(state, outcome.status, endedAt, outcome.reason)
     const finished: SessionRun = { ...record, status: outcome.status, endedAt, totals: state.totals, text: state.lastText }
     if (outcome.reason !== undefined && outcome.status !== 'completed') finished.error = outcome.reason
-    if (outcome.status === 'suspended') finished.status = 'suspended'
     await current.upsertRun(finished)
     await current.setStatus(outcome.status)
     await releaseRun(current.id, state.runId, outcome.status)
@@ -136,21 +135,25 @@ export function createAgent(options: CreateAgentOptions): Agent {
     }
   }
 
-  const settleInterrupted = async (current: Session, signal: AbortSignal | undefined): Promise<void> => {
+  /** The run a dead process left on this session (per the run ledger), with its record. */
+  const findInterrupted = async (current: Session): Promise<{ interrupted: InterruptedRun; record: SessionRun | undefined } | undefined> => {
     const interrupted = depth === 0 ? await runtime.runs?.findInterrupted(current.id) : null
-    const record = interrupted ? current.runs.find(run => run.id === interrupted.runId) : undefined
-    if (interrupted && record && onInterrupted === 'resume' && !interrupted.waitingOnAwakeable && checkpointMismatch(current, record) === undefined) {
-      await resumeRecord(current, record, signal)
+    return interrupted ? { interrupted, record: current.runs.find(run => run.id === interrupted.runId) } : undefined
+  }
+
+  const settleInterrupted = async (current: Session, signal: AbortSignal | undefined): Promise<void> => {
+    const found = await findInterrupted(current)
+    if (found) {
+      const { interrupted, record } = found
+      if (record && onInterrupted === 'resume' && !interrupted.waitingOnAwakeable && checkpointMismatch(current, record) === undefined) await resumeRecord(current, record, signal)
+      else await healRun(current, interrupted.runId)
       return
     }
-    if (interrupted) {
-      await healRun(current, interrupted.runId)
-      return
-    }
+    const running = current.runs.find(run => run.status === 'running' && run.depth === depth)
     // With a run ledger, a run still marked running belongs to a live process: refuse to start a second one beside it.
-    const liveElsewhere = runtime.runs !== undefined ? current.runs.find(run => run.status === 'running' && run.depth === depth) : undefined
-    if (liveElsewhere) throw new SessionError(`Session ${current.id} has a run in progress in another process (${liveElsewhere.id}); wait for it to end, or resume it there.`, 'session_busy')
-    if (current.runs.some(run => run.status === 'running' && run.depth === depth) || hasOpenCalls(current)) await current.healInterruptedToolCalls()
+    if (running && runtime.runs) throw new SessionError(`Session ${current.id} has a run in progress in another process (${running.id}); wait for it to end, or resume it there.`, 'session_busy')
+    // Without one (no durability, or Restate), a running record or an open call was left by a dead attempt: heal it.
+    if (running || findOpenToolCalls(current.turns).length > 0) await current.healInterruptedToolCalls()
   }
 
   const beginControl = (signal: AbortSignal | undefined): RunControl => {
@@ -182,9 +185,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
     },
     async resume(resumeOptions = {}): Promise<AgentStats | null> {
       const current = await session()
-      const interrupted = runtime.runs ? await runtime.runs.findInterrupted(current.id) : null
-      const record = interrupted ? current.runs.find(run => run.id === interrupted.runId) : undefined
-      if (!interrupted || !record) return null
+      const record = (await findInterrupted(current))?.record
+      if (!record) return null
       const mismatch = checkpointMismatch(current, record)
       if (mismatch !== undefined) {
         await healRun(current, record.id)
@@ -200,12 +202,6 @@ export function createAgent(options: CreateAgentOptions): Agent {
       control?.suspend(suspendOptions.graceMs ?? 0)
     },
   }
-}
-
-function hasOpenCalls(session: Session): boolean {
-  const answered = new Set<string>()
-  for (const turn of session.turns) for (const block of turn.content) if (block.type === 'tool_result') answered.add(block.toolUseId)
-  return session.turns.some(turn => turn.content.some(block => block.type === 'tool_use' && !answered.has(block.id)))
 }
 
 async function openSession(options: CreateAgentOptions, runtime: DurableRuntime, clock: { now: () => number }): Promise<Session> {

@@ -1,7 +1,7 @@
 import type { JsonObject } from '../durable/json'
 import type { DurableRuntime } from '../durable/runtime'
 import type { Session } from '../session/session'
-import type { SessionRun, SessionStatus } from '../session/types'
+import type { SessionRun } from '../session/types'
 import { conversationTurns, fingerprintTurns, turnsToMessages } from './history'
 import type { RunLimits, RunState } from './run-state'
 import { emptyTotals } from './run-state'
@@ -99,9 +99,4 @@ export function buildStats(state: RunState, status: AgentRunStatus, endedAt: num
   }
   if (reason !== undefined) stats.reason = reason
   return stats
-}
-
-/** The session status a run's outcome leaves the session in. */
-export function sessionStatusFor(status: AgentRunStatus): SessionStatus {
-  return status
 }

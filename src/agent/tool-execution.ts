@@ -43,12 +43,12 @@ export interface ToolExecutionEnv {
 }
 
 /** Starts one call: a journaled step, or the tool's own journaling for `journal: 'self'` tools. Returns the runtime's promise untouched. */
-export function startToolCall(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, resuming: (callId: string) => void): Promise<ToolStepRecord> {
+export function startToolCall(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, resuming: (call: ToolUseBlock) => void): Promise<ToolStepRecord> {
   const tool = env.tools.get(call.name)
   if (tool?.journal === 'self') return startSelfJournaled(state, env, call, tool)
   return env.runtime.step(stepKey(state.runId, 'tool', `t${state.turn}`, call.id), async attempt => {
     env.markLive()
-    if (attempt.resumed) resuming(call.id)
+    if (attempt.resumed) resuming(call)
     if (attempt.resumed && tool?.replay !== 'safe') return { content: INTERRUPTED_TOOL_TEXT, isError: true, interrupted: true, endedAt: Date.now() }
     const record = await runToolBody(state, env, call, tool)
     return { ...record, endedAt: Date.now() }
@@ -108,7 +108,7 @@ export function buildToolContext(state: RunState, env: ToolExecutionEnv, call: T
     signal: env.toolSignal,
     runtime: env.runtime,
     hooks: env.hooks,
-    emit: () => undefined,
+    emit: (name, payload) => env.hooks.callHook('tool:event', { runId: state.runId, turn: state.turn, callId: call.id, toolName: call.name, name, payload }),
     extras: env.extras,
     ...(env.toolState ? { toolState: env.toolState } : {}),
     ...(env.session ? { session: env.session } : {}),

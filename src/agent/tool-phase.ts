@@ -6,6 +6,7 @@ import type { ToolExecutionEnv, ToolStepRecord } from './tool-execution'
 import { startToolCall } from './tool-execution'
 import type { RunState } from './run-state'
 import type { RequestInteraction } from './types'
+import { toToolResult } from '../tools/tool'
 
 /** What the tool phase of a turn produced: results in the model's order, and whether it stopped early. */
 export interface ToolPhaseOutcome {
@@ -48,14 +49,13 @@ export async function runToolPhase(state: RunState, env: ToolPhaseEnv, calls: re
 }
 
 async function runGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): Promise<ToolStepRecord[]> {
-  const resuming = (callId: string): void => {
-    const call = group.find(candidate => candidate.id === callId)
-    void env.hooks.callHook('tool:resuming', { runId: state.runId, turn: state.turn, callId, name: call?.name ?? '' })
+  const resuming = (call: ToolUseBlock): void => {
+    void env.hooks.callHook('tool:resuming', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name })
   }
   const promises = group.map(call => startToolCall(state, env, call, resuming))
   const joined = promises.length === 1 ? [await (promises[0] as Promise<ToolStepRecord>)] : await env.runtime.all(promises)
   // Tools that journal themselves may resolve to bare output (a string or blocks): normalize after the join.
-  const settled = joined.map(record => (typeof record === 'string' || Array.isArray(record) ? { content: record as ToolStepRecord['content'] } : record))
+  const settled: ToolStepRecord[] = joined.map(record => toToolResult(record))
   for (const record of settled) if (typeof record.endedAt === 'number') env.onJournaledTime(record.endedAt)
   // Tools that journal themselves (questions, sub-agents) carry no end time: read the durable clock once for them.
   if (settled.some(record => typeof record.endedAt !== 'number')) env.onJournaledTime(await env.runtime.now())

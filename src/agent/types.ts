@@ -131,6 +131,8 @@ export interface AgentHooks {
   'tool:start': (event: { runId: string; turn: number; callId: string; name: string; input: JsonObject }) => void | Promise<void>
   'tool:resuming': (event: { runId: string; turn: number; callId: string; name: string }) => void | Promise<void>
   'tool:end': (event: { runId: string; turn: number; callId: string; name: string; result: ToolResult; interrupted: boolean }) => void | Promise<void>
+  /** An event a tool emitted while it runs (`ctx.emit(name, payload)`): progress, partial output. */
+  'tool:event': (event: { runId: string; turn: number; callId: string; toolName: string; name: string; payload: JsonObject }) => void | Promise<void>
   'tool-results:after': (event: { runId: string; turn: number; turnRecord: SessionTurn }) => void | Promise<void>
   'turn:end': (event: { runId: string; turn: number }) => void | Promise<void>
   'compact': (event: { runId: string; turn: number; droppedTurns: number }) => void | Promise<void>

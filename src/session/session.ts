@@ -1,7 +1,6 @@
 import { SessionError } from '../errors/zidane-error'
 import type { JsonObject } from '../durable/json'
 import { buildHealTurns, HEAL_TEXT } from './heal'
-import { createMemorySessionStore } from './memory-session-store'
 import { migrateSession } from './migrate-session'
 import { SESSION_SCHEMA_VERSION } from './types'
 import type { SessionData, SessionMeta, SessionRun, SessionStatus, SessionStore, SessionTurn } from './types'
@@ -121,11 +120,4 @@ export async function loadSession(store: SessionStore, sessionId: string, option
   if (!data) return null
   if (typeof data.schemaVersion !== 'number') throw new SessionError(`Session ${sessionId} has no schemaVersion.`, 'session_corrupt')
   return new Session(migrateSession(data), store, options.clock)
-}
-
-/** Wraps plain session data in a `Session` backed by a fresh in-memory store. */
-export function sessionFromData(data: SessionData): Session {
-  const store = createMemorySessionStore()
-  void store.save(data)
-  return new Session(structuredClone(data), store)
 }

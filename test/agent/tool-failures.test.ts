@@ -86,3 +86,14 @@ describe('tools that journal themselves', () => {
     expect(provider.requests[1]?.messages.at(-1)?.content[0]).toMatchObject({ type: 'tool_result', content: 'job finished' })
   })
 })
+
+describe('tool events', () => {
+  it('reach the agent hooks through ctx.emit, with the call they came from', async () => {
+    const chatty: ToolDef = { spec: { name: 'chatty', description: 'Chatty', inputSchema: { type: 'object' } }, execute: async (_input, ctx) => { await ctx.emit('progress', { percent: 50 }); return 'done' } }
+    const seen: unknown[] = []
+    const agent = createAgent({ provider: scriptedProvider([{ toolCalls: [{ name: 'chatty', input: {} }] }, { text: 'ok' }]), tools: [chatty] })
+    agent.hooks.hook('tool:event', event => { seen.push({ name: event.name, toolName: event.toolName, payload: event.payload }) })
+    await agent.run({ prompt: 'go' })
+    expect(seen).toEqual([{ name: 'progress', toolName: 'chatty', payload: { percent: 50 } }])
+  })
+})
