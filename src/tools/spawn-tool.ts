@@ -1,4 +1,4 @@
-import type { Agent, AgentStats, CreateAgentOptions } from '../agent/types'
+import type { Agent, CreateAgentOptions } from '../agent/types'
 import type { Session } from '../session/session'
 import { createSession } from '../session/session'
 import type { SessionRun } from '../session/types'
@@ -56,7 +56,7 @@ async function runChild(options: SpawnToolOptions, task: string, label: string, 
   await ctx.hooks.callHook('child:run:start', { ...base, task })
   const stats = await child.run({ prompt: task, runId: childRunId })
   await ctx.hooks.callHook('child:run:end', { ...base, status: stats.status, stats })
-  if (options.persist !== false && ctx.session) await mergeChild(ctx.session, await child.session(), { ...base, task, stats })
+  if (options.persist !== false && ctx.session) await mergeChild(ctx.session, await child.session(), base)
   return { content: stats.text || `(child ${label} ended with status ${stats.status})`, isError: stats.status === 'error', usage: stats.usage, costUsd: stats.costUsd }
 }
 
@@ -67,11 +67,12 @@ function forwardChildEvents(child: Pick<Agent, 'hooks'>, ctx: ToolContext, base:
 }
 
 /** Merges a finished child's run record and turns into the parent session (ids are already unique per child run). */
-async function mergeChild(parent: Session, childSession: Session, info: { label: string; depth: number; parentRunId: string; parentCallId: string; task: string; stats: AgentStats }): Promise<void> {
-  const childRuns = childSession.runs
-  for (const run of childRuns) {
-    const merged: SessionRun = { ...run, depth: run.depth, parentRunId: run.id === `${info.parentRunId}.${info.parentCallId}` ? info.parentRunId : run.parentRunId ?? info.parentRunId }
-    if (run.id === `${info.parentRunId}.${info.parentCallId}`) { merged.label = info.label; merged.parentCallId = info.parentCallId }
+async function mergeChild(parent: Session, childSession: Session, info: { label: string; parentRunId: string; parentCallId: string; childRunId: string }): Promise<void> {
+  for (const run of childSession.runs) {
+    const own = run.id === info.childRunId
+    const merged: SessionRun = { ...run, parentRunId: own ? info.parentRunId : run.parentRunId ?? info.parentRunId }
+    if (own) merged.parentCallId = info.parentCallId
+    if (own) merged.label = info.label
     else if (run.label !== undefined) merged.label = `${info.label}/${run.label}`
     await parent.upsertRun(merged)
   }
