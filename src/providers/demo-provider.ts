@@ -1,5 +1,6 @@
 import type { JsonObject } from '../durable/json'
 import type { ContentBlock, Message, ToolResultBlock } from './content'
+import { emptyUsage } from './content'
 import type { ModelResponse, Provider } from './provider'
 
 /** A directive the demo model understands, one per line of the latest user message. */
@@ -29,7 +30,7 @@ function respond(messages: readonly Message[], model: string): ModelResponse {
   const prompt = textOfMessage(messages[promptIndex])
   const directives = parseDirectives(prompt)
   const done = messages.slice(promptIndex + 1).filter(message => message.role === 'assistant').length
-  const usage = { inputTokens: Math.ceil(JSON.stringify(messages).length / 4), outputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0 }
+  const usage = { ...emptyUsage(), inputTokens: Math.ceil(JSON.stringify(messages).length / 4), outputTokens: 12 }
   const next = directives[done]
   if (next) {
     const content: ContentBlock[] = [{ type: 'text', text: `Running ${next.label}.` }, ...next.calls.map((input, index) => ({ type: 'tool_use' as const, id: `demo_${done}_${index}_${hash(prompt)}`, name: next.tool, input }))]

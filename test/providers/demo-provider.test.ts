@@ -1,13 +1,10 @@
-import { mkdtemp } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
 import { demoProvider } from 'zidane/providers'
 import { createBuiltinTools, createInteractionTools, createSpawnTool } from 'zidane/tools'
+import { useSandbox } from '../tools/builtin/tool-context'
 
-async function demoAgent() {
-  const root = await mkdtemp(join(tmpdir(), 'zidane-demo-'))
+function demoAgent(root: string) {
   const spawn = createSpawnTool({ createAgent, childAgent: () => ({ provider: demoProvider() }) })
   const agent = createAgent({
     provider: demoProvider(),
@@ -17,18 +14,20 @@ async function demoAgent() {
 }
 
 describe('the demo model', () => {
+  const sandbox = useSandbox()
+
   it('echoes a prompt without directives', async () => {
-    const stats = await (await demoAgent()).run({ prompt: 'hello there' })
+    const stats = await demoAgent(sandbox.root).run({ prompt: 'hello there' })
     expect(stats.text).toBe('Echo: hello there')
   })
 
   it('asks the user and answers with what they said', async () => {
-    const stats = await (await demoAgent()).run({ prompt: 'ask: favourite colour?' })
+    const stats = await demoAgent(sandbox.root).run({ prompt: 'ask: favourite colour?' })
     expect(stats.text).toBe('You said: green')
   })
 
   it('writes, reads and lists files, and runs shell commands, one directive per turn', async () => {
-    const stats = await (await demoAgent()).run({ prompt: 'write: notes.txt hello file\nread: notes.txt\nlist: .\nshell: echo from-shell' })
+    const stats = await demoAgent(sandbox.root).run({ prompt: 'write: notes.txt hello file\nread: notes.txt\nlist: .\nshell: echo from-shell' })
     expect(stats.turns).toBe(5)
     expect(stats.text).toContain('hello file')
     expect(stats.text).toContain('notes.txt')
@@ -36,7 +35,7 @@ describe('the demo model', () => {
   })
 
   it('spawns one child per task in a single turn and summarizes their answers', async () => {
-    const agent = await demoAgent()
+    const agent = demoAgent(sandbox.root)
     const started: string[] = []
     agent.hooks.hook('child:run:start', event => { started.push(event.task) })
     const stats = await agent.run({ prompt: 'spawn: alpha | beta | gamma' })

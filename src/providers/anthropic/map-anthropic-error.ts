@@ -35,7 +35,8 @@ function shouldRetryHeader(headers: Headers | undefined): boolean | undefined {
   return value === 'true' ? true : value === 'false' ? false : undefined
 }
 
-function withRequestId(requestId: string | null | undefined): { requestId?: string } {
+/** `{ requestId }` to spread into error options, or nothing when the id is unknown. */
+export function withRequestId(requestId: string | null | undefined): { requestId?: string } {
   return requestId === null || requestId === undefined ? {} : { requestId }
 }
 

@@ -4,7 +4,7 @@ import type { ZidaneError } from '../../errors/zidane-error'
 import type { ModelDelta, ModelRequest, ModelResponse } from '../provider'
 import { toStopReason, toUsage } from './from-wire'
 import { IdleWatchdog } from './idle-watchdog'
-import { mapAnthropicError } from './map-anthropic-error'
+import { mapAnthropicError, withRequestId } from './map-anthropic-error'
 import { computeCostUsd, pricesFor } from './model-prices'
 import type { PriceTable } from './model-prices'
 import type { AccumulatedMessage } from './stream-accumulator'
@@ -27,9 +27,8 @@ interface Outcome { idle: boolean; aborted: boolean; requestId: string | undefin
 
 function classify(error: unknown, outcome: Outcome, idleTimeoutMs: number): ZidaneError {
   if (outcome.aborted) return new AgentAbortedError('The model request was aborted.', error)
-  const requestId = outcome.requestId === undefined ? {} : { requestId: outcome.requestId }
   if (outcome.idle) {
-    return new ProviderError(`The Anthropic stream sent nothing for ${idleTimeoutMs} ms`, { code: 'provider_stream_idle', retryable: true, cause: error, ...requestId })
+    return new ProviderError(`The Anthropic stream sent nothing for ${idleTimeoutMs} ms`, { code: 'provider_stream_idle', retryable: true, cause: error, ...withRequestId(outcome.requestId) })
   }
   return mapAnthropicError(error, outcome.requestId)
 }

@@ -1,6 +1,6 @@
 import type { ContentBlockParam, ImageBlockParam, MessageParam, Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 import { ProviderError } from '../../errors/zidane-error'
-import type { ContentBlock, ImageBlock, Message, ToolResultContent } from '../content'
+import type { ContentBlock, ImageBlock, Message, ToolResultBlock, ToolResultContent } from '../content'
 import type { ToolSpec } from '../provider'
 
 type ImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp'
@@ -23,7 +23,7 @@ function toWireToolResultContent(content: string | ToolResultContent[]): NonNull
   return content.map(block => block.type === 'text' ? { type: 'text', text: block.text } : toWireImage(block))
 }
 
-function toWireToolResult(block: Extract<ContentBlock, { type: 'tool_result' }>): ToolResultBlockParam {
+function toWireToolResult(block: ToolResultBlock): ToolResultBlockParam {
   const result: ToolResultBlockParam = { type: 'tool_result', tool_use_id: block.toolUseId, content: toWireToolResultContent(block.content) }
   if (block.isError === true) result.is_error = true
   return result

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import type { ToolDef } from '../tool'
 import { ToolError } from '../tool'
-import { fsToolError } from './fs-tool-error'
+import { withFsToolError } from './fs-tool-error'
 import { optionalBoolean, requiredString } from './tool-input'
 import type { Workspace } from './workspace'
 
@@ -32,12 +32,12 @@ export function editFileTool(workspace: Workspace): ToolDef {
       const oldText = requiredString(input, 'oldText')
       const newText = requiredString(input, 'newText')
       if (oldText === '') throw new ToolError('oldText must not be empty.', 'invalid_input')
-      const content = await readFile(file.absolute, 'utf8').catch((error: unknown) => { throw fsToolError(error, file.relative) })
+      const content = await withFsToolError(readFile(file.absolute, 'utf8'), file.relative)
       const count = countOccurrences(content, oldText)
       if (count === 0) throw new ToolError(`oldText was not found in ${file.relative}. Read the file and copy the text exactly, including whitespace.`, 'old_text_not_found')
       const replaceAll = optionalBoolean(input, 'replaceAll') ?? false
       if (count > 1 && !replaceAll) throw new ToolError(`oldText occurs ${count} times in ${file.relative}. Add surrounding lines to make it unique, or set replaceAll to true.`, 'old_text_ambiguous')
-      await writeFile(file.absolute, content.split(oldText).join(newText), 'utf8').catch((error: unknown) => { throw fsToolError(error, file.relative) })
+      await withFsToolError(writeFile(file.absolute, content.split(oldText).join(newText), 'utf8'), file.relative)
       return `Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${file.relative}.`
     },
   }

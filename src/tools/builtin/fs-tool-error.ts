@@ -13,3 +13,12 @@ export function fsToolError(error: unknown, displayPath: string): ToolError {
     default: return new ToolError(`Cannot access ${displayPath}: ${error instanceof Error ? error.message : String(error)}`, 'file_system_error')
   }
 }
+
+/** Awaits `operation`, rethrowing a failure as {@link fsToolError} about `displayPath`. */
+export async function withFsToolError<T>(operation: Promise<T>, displayPath: string): Promise<T> {
+  try {
+    return await operation
+  } catch (error) {
+    throw fsToolError(error, displayPath)
+  }
+}

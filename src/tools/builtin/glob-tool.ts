@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import type { ToolDef } from '../tool'
 import { ToolError } from '../tool'
 import { compileGlob } from './compile-glob'
-import { fsToolError } from './fs-tool-error'
+import { withFsToolError } from './fs-tool-error'
 import { optionalString, requiredString } from './tool-input'
 import { joinRelative, walkFiles } from './walk-files'
 import type { Workspace } from './workspace'
@@ -34,7 +34,7 @@ export function globTool(workspace: Workspace): ToolDef {
     execute: async input => {
       const matcher = compileGlob(requiredString(input, 'pattern'))
       const base = await workspace.resolve(optionalString(input, 'path') ?? '.')
-      const stats = await stat(base.absolute).catch((error: unknown) => { throw fsToolError(error, base.relative) })
+      const stats = await withFsToolError(stat(base.absolute), base.relative)
       if (!stats.isDirectory()) throw new ToolError(`${base.relative} is not a directory.`, 'not_a_directory')
       const matches: string[] = []
       for await (const relative of walkFiles(base.absolute)) {

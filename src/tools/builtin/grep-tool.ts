@@ -2,8 +2,9 @@ import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { ToolDef } from '../tool'
 import { ToolError } from '../tool'
+import { looksBinary } from './binary-content'
 import { compileGlob } from './compile-glob'
-import { fsToolError } from './fs-tool-error'
+import { withFsToolError } from './fs-tool-error'
 import { optionalString, requiredString } from './tool-input'
 import { joinRelative, walkFiles } from './walk-files'
 import type { Workspace, WorkspacePath } from './workspace'
@@ -59,7 +60,7 @@ function compileRegex(pattern: string): RegExp {
 }
 
 async function* listTargets(base: WorkspacePath, glob: string | undefined): AsyncGenerator<GrepTarget> {
-  const stats = await stat(base.absolute).catch((error: unknown) => { throw fsToolError(error, base.relative) })
+  const stats = await withFsToolError(stat(base.absolute), base.relative)
   if (stats.isFile()) { yield { file: base.relative, absolute: base.absolute }; return }
   const matches = glob === undefined ? () => true : globFilter(glob)
   for await (const relative of walkFiles(base.absolute)) {
@@ -100,7 +101,7 @@ async function readSearchable(absolute: string): Promise<string | null> {
   const stats = await stat(absolute).catch(() => null)
   if (stats === null || stats.size > GREP_MAX_FILE_BYTES) return null
   const buffer = await readFile(absolute).catch(() => null)
-  if (buffer === null || buffer.subarray(0, 8192).includes(0)) return null
+  if (buffer === null || looksBinary(buffer)) return null
   return buffer.toString('utf8')
 }
 

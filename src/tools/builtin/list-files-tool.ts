@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import type { Dirent } from 'node:fs'
 import type { ToolDef } from '../tool'
-import { fsToolError } from './fs-tool-error'
+import { withFsToolError } from './fs-tool-error'
 import { optionalString } from './tool-input'
 import type { Workspace } from './workspace'
 
@@ -28,7 +28,7 @@ export function listFilesTool(workspace: Workspace): ToolDef {
     isConcurrencySafe: true,
     execute: async input => {
       const directory = await workspace.resolve(optionalString(input, 'path') ?? '.')
-      const entries = await readdir(directory.absolute, { withFileTypes: true }).catch((error: unknown) => { throw fsToolError(error, directory.relative) })
+      const entries = await withFsToolError(readdir(directory.absolute, { withFileTypes: true }), directory.relative)
       if (entries.length === 0) return `(${directory.relative} is empty)`
       const names = entries.map(formatEntry).sort()
       if (names.length <= LIST_FILES_MAX_ENTRIES) return names.join('\n')

@@ -1,9 +1,10 @@
 import { createReadStream } from 'node:fs'
-import { open, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import type { ToolDef } from '../tool'
 import { ToolError } from '../tool'
-import { fsToolError } from './fs-tool-error'
+import { fileLooksBinary } from './binary-content'
+import { withFsToolError } from './fs-tool-error'
 import { optionalInteger, requiredString } from './tool-input'
 import type { Workspace, WorkspacePath } from './workspace'
 
@@ -13,8 +14,6 @@ export const READ_FILE_MAX_BYTES = 256 * 1024
 export const READ_FILE_DEFAULT_LIMIT = 2000
 /** Longest line `read_file` returns; longer lines are cut. */
 export const READ_FILE_MAX_LINE_CHARS = 2000
-
-const BINARY_SNIFF_BYTES = 8192
 
 /**
  * The `read_file` tool: returns lines of a text file as `<line number><tab><text>` (numbers start at 1), from `offset`
@@ -49,22 +48,10 @@ export function readFileTool(workspace: Workspace): ToolDef {
 }
 
 async function assertTextFile(file: WorkspacePath): Promise<void> {
-  const stats = await stat(file.absolute).catch((error: unknown) => { throw fsToolError(error, file.relative) })
+  const stats = await withFsToolError(stat(file.absolute), file.relative)
   if (stats.isDirectory()) throw new ToolError(`${file.relative} is a directory, not a file; use list_files to see its entries.`, 'not_a_file')
   if (!stats.isFile()) throw new ToolError(`${file.relative} is not a regular file.`, 'not_a_file')
-  if (await looksBinary(file.absolute)) throw new ToolError(`${file.relative} looks like a binary file; read_file only returns text.`, 'binary_file')
-}
-
-/** True when the first bytes of the file contain a NUL byte, the usual mark of a binary file. */
-export async function looksBinary(absolutePath: string): Promise<boolean> {
-  const handle = await open(absolutePath, 'r')
-  try {
-    const buffer = Buffer.alloc(BINARY_SNIFF_BYTES)
-    const { bytesRead } = await handle.read(buffer, 0, BINARY_SNIFF_BYTES, 0)
-    return buffer.subarray(0, bytesRead).includes(0)
-  } finally {
-    await handle.close()
-  }
+  if (await fileLooksBinary(file.absolute)) throw new ToolError(`${file.relative} looks like a binary file; read_file only returns text.`, 'binary_file')
 }
 
 async function readLines(file: WorkspacePath, offset: number, limit: number): Promise<string> {

@@ -52,8 +52,8 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
     const stop = (reason: 'timeout' | 'abort'): void => {
       if (stopReason !== undefined || settled) return
       stopReason = reason
-      killGroup(child.pid, 'SIGTERM')
-      setTimeout(() => killGroup(child.pid, 'SIGKILL'), options.killGraceMs ?? 2000).unref()
+      killGroup(group, 'SIGTERM')
+      setTimeout(() => killGroup(group, 'SIGKILL'), options.killGraceMs ?? 2000).unref()
     }
     const timer = setTimeout(() => stop('timeout'), options.timeoutMs)
     const onAbort = (): void => stop('abort')

@@ -3,13 +3,11 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { PromptCache, countBreakpoints, estimateTokens, hasEmptyCachedText, modelOf } from './prompt-cache'
 import type {
-  AuthStyle, FakeAnthropicServer, FakeServerOptions, Json, RecordedRequest, ScriptHandler, ScriptedError, ScriptedMessage, ScriptedResponse,
+  AuthStyle, FakeAnthropicServer, FakeServerOptions, JsonObject as Body, RecordedRequest, ScriptHandler, ScriptedError, ScriptedMessage, ScriptedResponse,
 } from './types'
 import { errorBody, errorHeaders, errorTypeForStatus } from './wire-errors'
 import type { SseEvent } from './wire-message'
 import { formatEvent, messageBody, messageEvents, wireUsage } from './wire-message'
-
-type Body = { [key: string]: Json }
 
 const placeholderMessage: ScriptedMessage = { kind: 'message', content: [{ type: 'text', text: 'partial answer that never finishes' }] }
 const samplingParams = ['temperature', 'top_p', 'top_k'] as const
@@ -107,7 +105,7 @@ function writeEvents(response: ServerResponse, requestId: string, events: readon
   for (const event of events) response.write(formatEvent(event))
 }
 
-function answerMessage(context: Context, response: ServerResponse, requestId: string, body: Body, message: ScriptedMessage): void {
+async function answerMessage(context: Context, response: ServerResponse, requestId: string, body: Body, message: ScriptedMessage): Promise<void> {
   const usage = wireUsage(message, context.cache.account(body))
   const id = `msg_fake_${requestId.slice(-6)}`
   const model = modelOf(body)
@@ -115,8 +113,20 @@ function answerMessage(context: Context, response: ServerResponse, requestId: st
     sendJson(response, 200, requestId, messageBody(message, id, model, usage), message.headers)
     return
   }
-  writeEvents(response, requestId, messageEvents(message, id, model, usage), message.headers)
+  const events = messageEvents(message, id, model, usage)
+  const ending = events.splice(-2) // message_delta and message_stop
+  writeEvents(response, requestId, events, message.headers)
+  if (message.pingForMs !== undefined) await sendPings(response, message.pingForMs)
+  for (const event of ending) response.write(formatEvent(event))
   response.end()
+}
+
+/** Writes a `ping` event every 50 ms for `durationMs`. */
+async function sendPings(response: ServerResponse, durationMs: number): Promise<void> {
+  for (let elapsedMs = 0; elapsedMs < durationMs && !response.destroyed; elapsedMs += 50) {
+    await new Promise(resolve => setTimeout(resolve, 50))
+    response.write(formatEvent({ event: 'ping', data: { type: 'ping' } }))
+  }
 }
 
 function partialEvents(context: Context, body: Body, requestId: string, message: ScriptedMessage | undefined, count: number): SseEvent[] {
@@ -129,7 +139,7 @@ function errorEvent(errorType: string, requestId: string): SseEvent {
   return { event: 'error', data: { type: 'error', error: { type: errorType, message: errorType === 'overloaded_error' ? 'Overloaded' : `fake ${errorType}` }, request_id: requestId } }
 }
 
-function answerScript(context: Context, response: ServerResponse, requestId: string, body: Body, script: ScriptedResponse): void {
+async function answerScript(context: Context, response: ServerResponse, requestId: string, body: Body, script: ScriptedResponse): Promise<void> {
   switch (script.kind) {
     case 'message': return answerMessage(context, response, requestId, body, script)
     case 'error': return sendError(response, requestId, script)
@@ -168,7 +178,7 @@ async function handle(context: Context, request: IncomingMessage, response: Serv
   if (rejection !== undefined) return sendError(response, requestId, rejection)
   const body = recorded.body ?? {}
   if (!isMessages) return sendJson(response, 200, requestId, { input_tokens: estimateTokens(body['messages']) + estimateTokens(body['system']) + estimateTokens(body['tools']) })
-  answerScript(context, response, requestId, body, await nextScript(context, recorded))
+  await answerScript(context, response, requestId, body, await nextScript(context, recorded))
 }
 
 function listen(server: Server): Promise<string> {

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Json } from './types'
-
-type Body = { [key: string]: Json }
+import type { Json, JsonObject as Body } from './types'
 
 /** Token counts the cache simulation computed for one request. */
 export interface CacheAccounting {

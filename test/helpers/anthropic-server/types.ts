@@ -3,6 +3,9 @@ import type { IncomingHttpHeaders } from 'node:http'
 /** A JSON value as the fake server parses and sends it. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json }
 
+/** A JSON object, such as a request body. */
+export type JsonObject = { [key: string]: Json }
+
 /** One content block of a scripted answer, in wire spelling. */
 export type ScriptedBlock =
   | { type: 'text'; text: string }
@@ -31,6 +34,8 @@ export interface ScriptedMessage {
   model?: string
   /** Send an `event: ping` after `message_start` and between blocks (default true). */
   pings?: boolean
+  /** Before `message_delta`, keep the stream open this long sending nothing but a `ping` every 50 ms. */
+  pingForMs?: number
   /** Leave out `content_block_stop` of the last block (a block still open when the stream ends). */
   omitLastBlockStop?: boolean
   headers?: Record<string, string>
@@ -82,7 +87,7 @@ export interface RecordedRequest {
   path: string
   headers: IncomingHttpHeaders
   /** The parsed JSON body, or `undefined` when the body was empty or not JSON. */
-  body: { [key: string]: Json } | undefined
+  body: JsonObject | undefined
   rawBody: string
   /** `x-stainless-retry-count` as a number: 0 on the first attempt, 1, 2 … on SDK retries. */
   retryCount: number | undefined

@@ -1,11 +1,13 @@
-import { describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { ToolSpec } from '../../../src/providers'
+import { anthropic } from '../../../src/providers/anthropic'
 import { rejectionOf, streamAll, testApiKey, testModel, useFakeServer, userRequest } from './fixture'
 
 const weatherTool: ToolSpec = { name: 'get_weather', description: 'Weather for a city', inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }
 
 describe('anthropic provider: round trips', () => {
   const fixture = useFakeServer()
+  afterEach(() => { vi.unstubAllEnvs() })
 
   it('streams text, reports deltas and returns the final message with usage and request id', async () => {
     fixture.server.enqueue({ kind: 'message', content: [{ type: 'text', text: 'Hello there, general Kenobi' }], usage: { input_tokens: 12, output_tokens: 7 } })
@@ -126,18 +128,14 @@ describe('anthropic provider: round trips', () => {
 
   it('refuses to start without an API key', async () => {
     vi.stubEnv('ANTHROPIC_API_KEY', '')
-    const { anthropic } = await import('../../../src/providers/anthropic')
     expect(() => anthropic({ baseURL: fixture.server.url })).toThrow(expect.objectContaining({ code: 'configuration_missing_api_key' }))
-    vi.unstubAllEnvs()
   })
 
   it('reads the key and base URL from the environment', async () => {
     vi.stubEnv('ANTHROPIC_API_KEY', testApiKey)
     vi.stubEnv('ANTHROPIC_BASE_URL', fixture.server.url)
-    const { anthropic } = await import('../../../src/providers/anthropic')
     fixture.server.enqueue({ kind: 'message', content: [{ type: 'text', text: 'from env' }] })
     const { response } = await streamAll(anthropic({ model: testModel }), userRequest('hi'))
     expect(response.content).toEqual([{ type: 'text', text: 'from env' }])
-    vi.unstubAllEnvs()
   })
 })

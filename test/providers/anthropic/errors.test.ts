@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ProviderError } from '../../../src/errors'
+import { start } from '../../helpers/anthropic-server'
 import { rejectionOf, useFakeServer, userRequest } from './fixture'
 
 describe('anthropic provider: errors and retries', () => {
@@ -76,8 +77,8 @@ describe('anthropic provider: errors and retries', () => {
   })
 
   it('counts pings as activity', async () => {
-    fixture.server.enqueue({ kind: 'message', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })
-    const response = await fixture.provider({ idleTimeoutMs: 1_000 }).stream(userRequest('hi'), () => {})
+    fixture.server.enqueue({ kind: 'message', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }], pingForMs: 600 })
+    const response = await fixture.provider({ idleTimeoutMs: 200 }).stream(userRequest('hi'), () => {})
     expect(response.content).toHaveLength(2)
   })
 
@@ -114,7 +115,7 @@ describe('anthropic provider: errors and retries', () => {
     await fixture.server.close()
     const error = await rejectionOf(fixture.provider({ baseURL: url }).stream(userRequest('hi'), () => {}))
     expect(error).toMatchObject({ code: 'provider_connection_failed', retryable: true })
-    fixture.server = await (await import('../../helpers/anthropic-server')).start()
+    fixture.server = await start()
   })
 })
 

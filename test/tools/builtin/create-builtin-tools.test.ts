@@ -1,27 +1,22 @@
-import { readFile, realpath } from 'node:fs/promises'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { readFile } from 'node:fs/promises'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { Ajv } from 'ajv'
 import { createBuiltinTools } from '../../../src/tools/builtin/create-builtin-tools'
 import type { ToolDef } from '../../../src/tools/tool'
-import { createTempDirectory, createToolContext, runTool, textOf } from './tool-context'
+import { createToolContext, runTool, textOf, useSandbox } from './tool-context'
 
 describe('createBuiltinTools', () => {
-  let root: string
+  const sandbox = useSandbox()
   let tools: ToolDef[]
-  let cleanup: () => Promise<void>
   const byName = (name: string): ToolDef => {
     const tool = tools.find(candidate => candidate.spec.name === name)
     if (tool === undefined) throw new Error(`missing tool ${name}`)
     return tool
   }
 
-  beforeEach(async () => {
-    const temp = await createTempDirectory()
-    cleanup = temp.cleanup
-    root = await realpath(temp.directory)
-    tools = createBuiltinTools({ root, shell: { timeoutMs: 5000 } })
+  beforeEach(() => {
+    tools = createBuiltinTools({ root: sandbox.root, shell: { timeoutMs: 5000 } })
   })
-  afterEach(() => cleanup())
 
   it('returns the nine tools, with replay and concurrency flags only on the read-only ones', () => {
     const flags = Object.fromEntries(tools.map(tool => [tool.spec.name, [tool.replay ?? null, tool.isConcurrencySafe === true]]))
@@ -51,7 +46,7 @@ describe('createBuiltinTools', () => {
   it('confines the tools to one root and shares the todo list between todowrite and todoread', async () => {
     const { toolState: _unused, ...context } = createToolContext()
     await runTool(byName('write_file'), { path: 'hello.txt', content: 'hi' }, context)
-    expect(await readFile(`${root}/hello.txt`, 'utf8')).toBe('hi')
+    expect(await readFile(`${sandbox.root}/hello.txt`, 'utf8')).toBe('hi')
     expect(textOf((await runTool(byName('shell'), { command: 'cat hello.txt' }, context)).content)).toContain('hi')
     await runTool(byName('todowrite'), { todos: [{ content: 'ship', status: 'pending' }] }, context)
     expect(textOf((await runTool(byName('todoread'), {}, context)).content)).toBe('1. [pending] ship')

@@ -1,26 +1,20 @@
-import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises'
+import { readFile, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { editFileTool } from '../../../src/tools/builtin/edit-file-tool'
 import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import type { ToolDef } from '../../../src/tools/tool'
-import { createTempDirectory, runTool, textOf } from './tool-context'
+import { runTool, textOf, useSandbox } from './tool-context'
 
 describe('edit_file', () => {
-  let root: string
+  const sandbox = useSandbox()
   let tool: ToolDef
-  let cleanup: () => Promise<void>
-  const read = (): Promise<string> => readFile(path.join(root, 'code.ts'), 'utf8')
+  const read = (): Promise<string> => readFile(path.join(sandbox.root, 'code.ts'), 'utf8')
 
   beforeEach(async () => {
-    const temp = await createTempDirectory()
-    cleanup = temp.cleanup
-    root = path.join(await realpath(temp.directory), 'root')
-    await mkdir(root)
-    await writeFile(path.join(root, 'code.ts'), 'let a = 1\nlet b = 2\nlet b = 3\n')
-    tool = editFileTool(createWorkspace(root))
+    await writeFile(path.join(sandbox.root, 'code.ts'), 'let a = 1\nlet b = 2\nlet b = 3\n')
+    tool = editFileTool(createWorkspace(sandbox.root))
   })
-  afterEach(() => cleanup())
 
   it('replaces a unique occurrence, literally (no $ patterns)', async () => {
     const result = await runTool(tool, { path: 'code.ts', oldText: 'let a = 1', newText: 'const a = "$&"' })
@@ -44,9 +38,9 @@ describe('edit_file', () => {
 
   it('fails clearly for a missing file and refuses a symlink pointing outside', async () => {
     await expect(runTool(tool, { path: 'missing.ts', oldText: 'a', newText: 'b' })).rejects.toMatchObject({ code: 'file_not_found' })
-    const outsideFile = path.join(path.dirname(root), 'outside.ts')
+    const outsideFile = path.join(sandbox.outside, 'outside.ts')
     await writeFile(outsideFile, 'let a = 1')
-    await symlink(outsideFile, path.join(root, 'link.ts'))
+    await symlink(outsideFile, path.join(sandbox.root, 'link.ts'))
     await expect(runTool(tool, { path: 'link.ts', oldText: 'let a', newText: 'x' })).rejects.toMatchObject({ code: 'path_outside_workspace' })
     expect(await readFile(outsideFile, 'utf8')).toBe('let a = 1')
   })

@@ -1,29 +1,25 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises'
+import { symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { grepTool } from '../../../src/tools/builtin/grep-tool'
 import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import type { ToolDef } from '../../../src/tools/tool'
-import { createSandbox, runTool, textOf } from './tool-context'
+import { runTool, textOf, useSandbox, writeTree } from './tool-context'
 
 describe('grep', () => {
-  let root: string
-  let outside: string
+  const sandbox = useSandbox()
   let tool: ToolDef
-  let cleanup: () => Promise<void>
 
   beforeEach(async () => {
-    ;({ root, outside, cleanup } = await createSandbox())
-    await mkdir(path.join(root, 'src/deep'), { recursive: true })
-    await mkdir(outside)
-    await writeFile(path.join(root, 'src/a.ts'), 'const a = 1\nfunction alpha() {}\n')
-    await writeFile(path.join(root, 'src/deep/b.ts'), 'function beta() {}\n')
-    await writeFile(path.join(root, 'notes.md'), 'function in prose\n')
-    await writeFile(path.join(root, 'blob.bin'), Buffer.from('function\0binary'))
-    await writeFile(path.join(outside, 'secret.ts'), 'function secret() {}\n')
-    tool = grepTool(createWorkspace(root))
+    await writeTree(sandbox.root, {
+      'src/a.ts': 'const a = 1\nfunction alpha() {}\n',
+      'src/deep/b.ts': 'function beta() {}\n',
+      'notes.md': 'function in prose\n',
+      'blob.bin': Buffer.from('function\0binary'),
+    })
+    await writeTree(sandbox.outside, { 'secret.ts': 'function secret() {}\n' })
+    tool = grepTool(createWorkspace(sandbox.root))
   })
-  afterEach(() => cleanup())
 
   it('returns file:line: text for matching lines, skipping binary files', async () => {
     expect(textOf((await runTool(tool, { pattern: 'function \\w+\\(' })).content)).toBe('src/a.ts:2: function alpha() {}\nsrc/deep/b.ts:1: function beta() {}')
@@ -36,7 +32,7 @@ describe('grep', () => {
   })
 
   it('caps the number of matches', async () => {
-    await writeFile(path.join(root, 'many.txt'), 'hit\n'.repeat(2000))
+    await writeFile(path.join(sandbox.root, 'many.txt'), 'hit\n'.repeat(2000))
     const text = textOf((await runTool(tool, { pattern: '^hit$', path: 'many.txt' })).content)
     expect(text.split('\n')).toHaveLength(501)
     expect(text).toMatch(/\[Output capped; more matches exist\./)
@@ -48,8 +44,8 @@ describe('grep', () => {
   })
 
   it('never reads through symlinks pointing outside', async () => {
-    await symlink(outside, path.join(root, 'linked-dir'))
-    await symlink(path.join(outside, 'secret.ts'), path.join(root, 'secret-link.ts'))
+    await symlink(sandbox.outside, path.join(sandbox.root, 'linked-dir'))
+    await symlink(path.join(sandbox.outside, 'secret.ts'), path.join(sandbox.root, 'secret-link.ts'))
     expect(textOf((await runTool(tool, { pattern: 'secret' })).content)).toBe('No matches found.')
     await expect(runTool(tool, { pattern: 'secret', path: 'secret-link.ts' })).rejects.toMatchObject({ code: 'path_outside_workspace' })
     await expect(runTool(tool, { pattern: 'secret', path: 'linked-dir' })).rejects.toMatchObject({ code: 'path_outside_workspace' })

@@ -1,29 +1,22 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises'
+import { symlink } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { listFilesTool } from '../../../src/tools/builtin/list-files-tool'
 import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import type { ToolDef } from '../../../src/tools/tool'
-import { createSandbox, runTool, textOf } from './tool-context'
+import { runTool, textOf, useSandbox, writeTree } from './tool-context'
 
 describe('list_files', () => {
-  let root: string
-  let outside: string
+  const sandbox = useSandbox()
   let tool: ToolDef
-  let cleanup: () => Promise<void>
 
   beforeEach(async () => {
-    ;({ root, outside, cleanup } = await createSandbox())
-    await mkdir(path.join(root, 'src'), { recursive: true })
-    await mkdir(outside)
-    await writeFile(path.join(root, 'b.txt'), '')
-    await writeFile(path.join(root, 'src/a.ts'), '')
-    tool = listFilesTool(createWorkspace(root))
+    await writeTree(sandbox.root, { 'b.txt': '', 'src/a.ts': '' })
+    tool = listFilesTool(createWorkspace(sandbox.root))
   })
-  afterEach(() => cleanup())
 
   it('lists the root by default, marking directories and symlinks', async () => {
-    await symlink(path.join(root, 'b.txt'), path.join(root, 'c-link'))
+    await symlink(path.join(sandbox.root, 'b.txt'), path.join(sandbox.root, 'c-link'))
     expect(textOf((await runTool(tool, {})).content)).toBe('b.txt\nc-link@\nsrc/')
   })
 
@@ -37,7 +30,7 @@ describe('list_files', () => {
   })
 
   it('refuses to list a symlinked directory pointing outside, or ../', async () => {
-    await symlink(outside, path.join(root, 'linked-dir'))
+    await symlink(sandbox.outside, path.join(sandbox.root, 'linked-dir'))
     await expect(runTool(tool, { path: 'linked-dir' })).rejects.toMatchObject({ code: 'path_outside_workspace' })
     await expect(runTool(tool, { path: '..' })).rejects.toMatchObject({ code: 'path_outside_workspace' })
   })

@@ -1,10 +1,10 @@
-import { readFile, realpath } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { shellTool } from '../../../src/tools/builtin/shell-tool'
 import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import type { Workspace } from '../../../src/tools/builtin/workspace'
-import { createTempDirectory, createToolContext, runTool, textOf } from './tool-context'
+import { createToolContext, runTool, textOf, useSandbox } from './tool-context'
 
 /** True while `pid` is a live (non-zombie) process. */
 async function isAlive(pid: number): Promise<boolean> {
@@ -22,22 +22,17 @@ async function readPid(file: string): Promise<number> {
 }
 
 describe('shell', () => {
-  let root: string
+  const sandbox = useSandbox()
   let workspace: Workspace
-  let cleanup: () => Promise<void>
 
-  beforeEach(async () => {
-    const temp = await createTempDirectory()
-    cleanup = temp.cleanup
-    root = await realpath(temp.directory)
-    workspace = createWorkspace(root)
+  beforeEach(() => {
+    workspace = createWorkspace(sandbox.root)
   })
-  afterEach(() => cleanup())
 
   it('runs in the workspace root and returns exit code, stdout and stderr', async () => {
     const result = await runTool(shellTool(workspace), { command: 'pwd; echo oops >&2' })
     expect(result.isError).toBeUndefined()
-    expect(textOf(result.content)).toBe(`Exit code: 0\nstdout:\n${root}\n\nstderr:\noops\n`)
+    expect(textOf(result.content)).toBe(`Exit code: 0\nstdout:\n${sandbox.root}\n\nstderr:\noops\n`)
   })
 
   it('reports a non-zero exit as an error result', async () => {
@@ -47,7 +42,7 @@ describe('shell', () => {
   })
 
   it('kills the whole process group on timeout', async () => {
-    const pidFile = path.join(root, 'sleep.pid')
+    const pidFile = path.join(sandbox.root, 'sleep.pid')
     const started = Date.now()
     const result = await runTool(shellTool(workspace), { command: `sleep 30 & echo $! > ${pidFile}; echo started; wait`, timeoutMs: 500 })
     expect(Date.now() - started).toBeLessThan(10_000)
@@ -58,7 +53,7 @@ describe('shell', () => {
   })
 
   it('escalates to SIGKILL when the command ignores SIGTERM', async () => {
-    const pidFile = path.join(root, 'stubborn.pid')
+    const pidFile = path.join(sandbox.root, 'stubborn.pid')
     const tool = shellTool(workspace, { killGraceMs: 200 })
     const result = await runTool(tool, { command: `bash -c 'trap "" TERM; echo $$ > ${pidFile}; while true; do sleep 0.1; done'`, timeoutMs: 500 })
     expect(result.isError).toBe(true)
@@ -75,7 +70,7 @@ describe('shell', () => {
   })
 
   it('kills the command when ctx.signal aborts', async () => {
-    const pidFile = path.join(root, 'abort.pid')
+    const pidFile = path.join(sandbox.root, 'abort.pid')
     const controller = new AbortController()
     const started = Date.now()
     const pending = runTool(shellTool(workspace), { command: `echo $$ > ${pidFile}; sleep 30` }, createToolContext({ signal: controller.signal }))
@@ -94,7 +89,7 @@ describe('shell', () => {
   })
 
   it('returns promptly when a background job keeps the output pipes open', async () => {
-    const pidFile = path.join(root, 'background.pid')
+    const pidFile = path.join(sandbox.root, 'background.pid')
     const started = Date.now()
     const result = await runTool(shellTool(workspace), { command: `sleep 5 & echo $! > ${pidFile}; echo done` })
     expect(Date.now() - started).toBeLessThan(4000)

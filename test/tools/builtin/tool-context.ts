@@ -1,7 +1,8 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
 import { createHooks } from 'hookable'
 import os from 'node:os'
 import path from 'node:path'
+import { afterEach, beforeEach } from 'vitest'
 import type { AgentHooks } from '../../../src/agent/types'
 import { createDefaultRuntime } from '../../../src/durable/default-runtime'
 import type { JsonObject } from '../../../src/durable/json'
@@ -39,15 +40,38 @@ export function textOf(output: ToolOutput): string {
   return output
 }
 
-/** Creates a fresh temp directory and returns it with a cleanup function. */
-export async function createTempDirectory(prefix = 'zidane-tools-'): Promise<{ directory: string; cleanup: () => Promise<void> }> {
-  const directory = await mkdtemp(path.join(os.tmpdir(), prefix))
-  return { directory, cleanup: () => rm(directory, { recursive: true, force: true }) }
+/** A test's sandbox: a workspace `root` and a sibling folder `outside` it, both real paths. */
+export interface Sandbox {
+  readonly root: string
+  readonly outside: string
 }
 
-/** Paths of a fresh sandbox: a workspace `root` and a sibling folder `outside` it (neither created yet). */
-export async function createSandbox(): Promise<{ root: string; outside: string; cleanup: () => Promise<void> }> {
-  const temp = await createTempDirectory()
-  const base = await realpath(temp.directory)
-  return { root: path.join(base, 'root'), outside: path.join(base, 'outside'), cleanup: temp.cleanup }
+/**
+ * Creates a fresh sandbox before each test (both folders exist, empty) and removes it after; read `sandbox.root` and
+ * `sandbox.outside` inside tests and hooks registered later.
+ */
+export function useSandbox(): Sandbox {
+  const sandbox = { root: '', outside: '' }
+  let base: string | undefined
+  beforeEach(async () => {
+    base = await realpath(await mkdtemp(path.join(os.tmpdir(), 'zidane-tools-')))
+    sandbox.root = path.join(base, 'root')
+    sandbox.outside = path.join(base, 'outside')
+    await mkdir(sandbox.root)
+    await mkdir(sandbox.outside)
+  })
+  afterEach(async () => {
+    if (base !== undefined) await rm(base, { recursive: true, force: true })
+    base = undefined
+  })
+  return sandbox
+}
+
+/** Writes `files` (path relative to `base` → content) below `base`, creating parent directories. */
+export async function writeTree(base: string, files: Readonly<Record<string, string | Buffer>>): Promise<void> {
+  for (const [relative, content] of Object.entries(files)) {
+    const file = path.join(base, relative)
+    await mkdir(path.dirname(file), { recursive: true })
+    await writeFile(file, content)
+  }
 }
