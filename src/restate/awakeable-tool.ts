@@ -3,22 +3,13 @@ import type { AwakeableOutcome } from '../durable/runtime'
 import { ConfigurationError } from '../errors/zidane-error'
 import type { ToolResultContent } from '../providers/content'
 import type { ToolContext, ToolDef, ToolResult } from '../tools/tool'
-import { raceWithTimeout } from './awakeable'
-import type { RestateContextLike, RestatePromiseLike, RestateRunOptions } from './types'
-import { isRestatePromiseLike } from './types'
+import { mapPromise, raceWithTimeout } from './awakeable'
+import type { RestateCombinators } from './runtime'
+import { DEFAULT_RUN_OPTIONS } from './types'
+import type { RestateContextLike, RestateRunOptions } from './types'
 
-/**
- * The SDK `RestatePromise` statics the tool uses. Method syntax on purpose: it keeps the SDK's generic signatures
- * assignable, so `promises: RestatePromise` typechecks.
- */
-export interface AwakeableToolCombinators {
-  /** Resolves with every value once all have settled. */
-  all(values: readonly Promise<unknown>[]): Promise<unknown>
-  /** Resolves with the first of `values` to settle. */
-  race(values: readonly Promise<unknown>[]): Promise<unknown>
-  /** First fulfilled value; rejects only when every input rejects. */
-  any?(values: readonly Promise<unknown>[]): Promise<unknown>
-}
+/** The SDK `RestatePromise` statics the tool uses: pass `RestatePromise`. */
+export type AwakeableToolCombinators = Pick<RestateCombinators, 'all' | 'race'>
 
 /** Options for `restateAwakeableTool`. */
 export interface RestateAwakeableToolOptions<T = unknown> {
@@ -70,17 +61,14 @@ export function restateAwakeableTool<T = unknown>(options: RestateAwakeableToolO
       const marker = ctx.run<NotifyMarker>(entry, async () => {
         await options.notify({ awakeableId: awakeable.id, input, toolCtx })
         return { awakeableId: awakeable.id }
-      }, options.runOptions ?? { maxRetryAttempts: 1 })
+      }, options.runOptions ?? DEFAULT_RUN_OPTIONS)
       const finish = (journaled: NotifyMarker, outcome: AwakeableOutcome<T>): ToolResult => {
         if (journaled.awakeableId !== awakeable.id) throw new Error(`restateAwakeableTool(${name}): journal drift, notified ${journaled.awakeableId} but parked on ${awakeable.id}`)
         if (outcome.timedOut) return { content: `${name} timed out after ${timeoutMs} ms without an answer.`, isError: true }
         return { content: (options.toResult ?? defaultToResult)(outcome.value, input) }
       }
-      const park = (): Promise<AwakeableOutcome<T>> => raceWithTimeout(ctx, awakeable.promise, options.promises && timeoutMs > 0 ? { timeoutMs, promises: options.promises } : {})
-      const joined = options.promises?.all([marker, park()])
-      if (joined && isRestatePromiseLike(joined)) {
-        return (joined as RestatePromiseLike<[NotifyMarker, AwakeableOutcome<T>]>).map(values => finish(...(values as [NotifyMarker, AwakeableOutcome<T>])))
-      }
+      const park = (): Promise<AwakeableOutcome<T>> => raceWithTimeout(ctx, awakeable.promise, { timeoutMs, promises: options.promises })
+      if (options.promises) return mapPromise(options.promises.all([marker, park()]), values => finish(...(values as [NotifyMarker, AwakeableOutcome<T>])))
       return marker.then(async journaled => finish(journaled, await park()))
     },
   }

@@ -8,17 +8,17 @@ import { isRestatePromiseLike } from './types'
  * so the race is journaled; native `Promise.race` over durable promises is not supported. Method syntax keeps the
  * SDK's generic `race` assignable.
  */
-export interface RestatePromiseRaceLike<TPromise extends Promise<unknown> = Promise<unknown>> {
+export interface RestatePromiseRaceLike {
   /** Resolves with the first of `values` to settle. */
-  race(values: readonly TPromise[]): Promise<unknown>
+  race(values: readonly Promise<unknown>[]): Promise<unknown>
 }
 
 /** Options for `awakeableWithTimeout` and `raceWithTimeout`. */
-export interface AwakeableWithTimeoutOptions<TPromise extends Promise<unknown> = Promise<unknown>> {
+export interface AwakeableWithTimeoutOptions {
   /** Durable race combinator: pass `RestatePromise`. Required whenever `timeoutMs` is positive. */
-  promises?: RestatePromiseRaceLike<TPromise>
+  promises?: RestatePromiseRaceLike | undefined
   /** Durable deadline in milliseconds. Unset / non-positive = no timeout. */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
 }
 
 /** Transforms `promise` without awaiting it: `RestatePromise.map` keeps it a durable, joinable promise. */
@@ -32,12 +32,9 @@ export function mapPromise<T, U>(promise: Promise<T>, mapper: (value: T) => U): 
  * when `timeoutMs` elapses first. The id is journal-stable; the timeout is a durable `ctx.sleep`. The race is armed
  * at once: await `promise` before any other durable operation.
  */
-export function awakeableWithTimeout<T, TPromise extends Promise<unknown> = Promise<unknown>>(
-  ctx: RestateContextLike,
-  options: AwakeableWithTimeoutOptions<TPromise> = {},
-): RestateAwakeable<AwakeableOutcome<T>> {
+export function awakeableWithTimeout<T>(ctx: RestateContextLike, options: AwakeableWithTimeoutOptions = {}): RestateAwakeable<AwakeableOutcome<T>> {
   const awakeable = ctx.awakeable<T>()
-  return { id: awakeable.id, promise: raceWithTimeout<T, TPromise>(ctx, awakeable.promise, options) }
+  return { id: awakeable.id, promise: raceWithTimeout(ctx, awakeable.promise, options) }
 }
 
 /**
@@ -46,15 +43,11 @@ export function awakeableWithTimeout<T, TPromise extends Promise<unknown> = Prom
  * `ctx.run` are two waiters on the SDK's single-waiter channel). Without a positive `timeoutMs` the promise is only
  * tagged; with one, `options.promises` is required.
  */
-export function raceWithTimeout<T, TPromise extends Promise<unknown> = Promise<unknown>>(
-  ctx: RestateContextLike,
-  promise: Promise<T>,
-  options: AwakeableWithTimeoutOptions<TPromise> = {},
-): Promise<AwakeableOutcome<T>> {
+export function raceWithTimeout<T>(ctx: RestateContextLike, promise: Promise<T>, options: AwakeableWithTimeoutOptions = {}): Promise<AwakeableOutcome<T>> {
   const tagged = mapPromise(promise, (value): AwakeableOutcome<T> => ({ timedOut: false, value }))
   const timeoutMs = options.timeoutMs ?? 0
   if (!(timeoutMs > 0)) return tagged
   if (!options.promises) throw new ConfigurationError('raceWithTimeout: a positive timeoutMs needs `promises: RestatePromise`; native Promise.race over durable promises is not supported.', 'restate_promises_required')
   const timer = mapPromise(ctx.sleep(timeoutMs), (): AwakeableOutcome<T> => ({ timedOut: true }))
-  return options.promises.race([tagged, timer] as unknown as readonly TPromise[]) as Promise<AwakeableOutcome<T>>
+  return options.promises.race([tagged, timer]) as Promise<AwakeableOutcome<T>>
 }

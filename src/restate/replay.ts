@@ -27,7 +27,8 @@ export interface ReplayTracker {
   onLive: (cb: () => void) => () => void
 }
 
-function debug(message: string, error: unknown): void {
+/** Logs a swallowed failure of an adapter callback when `ZIDANE_DEBUG` is set. */
+export function debug(message: string, error: unknown): void {
   if (process.env.ZIDANE_DEBUG) console.error(`[zidane/restate] ${message}`, error)
 }
 

@@ -5,23 +5,22 @@ import { ConfigurationError } from '../errors/zidane-error'
 import { createMemorySessionStore } from '../session/memory-session-store'
 import type { SessionStore } from '../session/types'
 import { raceWithTimeout } from './awakeable'
-import { createCoalescedClock, deterministicUuid, DEFAULT_REANCHOR_EVERY } from './clock'
+import type { RestatePromiseRaceLike } from './awakeable'
+import { createCoalescedClock, deterministicUuid } from './clock'
 import { isRestateCancellation, isRestateControlError } from './errors'
 import type { ReplayTracker } from './replay'
 import { restateSessionStore } from './session'
 import { restateToolStateStore } from './tool-state'
 import type { RestateContextLike, RestateRunOptions } from './types'
-import { isObjectContext, isRestatePromiseLike } from './types'
+import { DEFAULT_RUN_OPTIONS, isObjectContext, isRestatePromiseLike } from './types'
 
 /**
  * The SDK `RestatePromise` statics the runtime uses. Method syntax on purpose: it keeps the SDK's generic
  * signatures assignable, so `promises: RestatePromise` typechecks.
  */
-export interface RestateCombinators {
+export interface RestateCombinators extends RestatePromiseRaceLike {
   /** Resolves with every value once all have settled. */
   all(values: readonly Promise<unknown>[]): Promise<unknown>
-  /** Resolves with the first of `values` to settle. */
-  race(values: readonly Promise<unknown>[]): Promise<unknown>
   /** Settles once every value has settled. */
   allSettled?(values: readonly Promise<unknown>[]): Promise<unknown>
 }
@@ -51,8 +50,6 @@ export interface RestateRuntimeOptions {
    */
   sessionStore?: SessionStore
 }
-
-const DEFAULT_RUN_OPTIONS: RestateRunOptions = { maxRetryAttempts: 1 }
 
 /**
  * Largest tool result the Restate runtime journals (1 MiB): the loop keeps the head and tail of a larger one, so a
@@ -110,8 +107,7 @@ export function restateRuntime(ctx: RestateContextLike, options: RestateRuntimeO
 
 function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['coalesce']): { now(): Promise<number> } {
   if (!coalesce) return { now: () => ctx.date.now() }
-  const every = coalesce === true ? DEFAULT_REANCHOR_EVERY : coalesce.reanchorEvery ?? DEFAULT_REANCHOR_EVERY
-  return createCoalescedClock(() => ctx.date.now(), every)
+  return createCoalescedClock(() => ctx.date.now(), coalesce === true ? undefined : coalesce.reanchorEvery)
 }
 
 function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, clock: { now(): Promise<number> }): RuntimeStores {
@@ -150,7 +146,7 @@ function mintAwakeable<T>(ctx: RestateContextLike, options: RestateRuntimeOption
     id: awakeable.id,
     wait() {
       // Armed lazily: a built race already waits on the SDK's single-waiter channel.
-      armed ??= (async () => raceWithTimeout(ctx, awakeable.promise, { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(options.promises ? { promises: options.promises } : {}) }))()
+      armed ??= (async () => raceWithTimeout(ctx, awakeable.promise, { timeoutMs, promises: options.promises }))()
       return armed
     },
   }

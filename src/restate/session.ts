@@ -1,8 +1,9 @@
 import { SessionError } from '../errors/zidane-error'
 import type { SessionClock } from '../session/session'
+import { appendNewTurns } from '../session/memory-session-store'
 import { SESSION_SCHEMA_VERSION } from '../session/types'
 import type { SessionData, SessionMeta, SessionStatus, SessionStore, SessionTurn } from '../session/types'
-import { createCoalescedClock, DEFAULT_REANCHOR_EVERY } from './clock'
+import { createCoalescedClock } from './clock'
 import type { RestateObjectContextLike } from './types'
 
 /*
@@ -82,7 +83,7 @@ type StateWriter = Pick<RestateObjectContextLike, 'set' | 'clear'>
 export function restateSessionStore(ctx: RestateObjectContextLike, options?: RestateSessionStoreOptions): SessionStore
 export function restateSessionStore(ctx: Omit<RestateObjectContextLike, 'set' | 'clear'>, options: RestateSessionStoreOptions & { readOnly: true }): SessionStore
 export function restateSessionStore(ctx: ReadableObjectContext, options: RestateSessionStoreOptions = {}): SessionStore {
-  const clock = options.clock ?? createCoalescedClock(() => ctx.date.now(), DEFAULT_REANCHOR_EVERY)
+  const clock = options.clock ?? createCoalescedClock(() => ctx.date.now())
   const state = createSessionState(ctx)
   const writable = (method: string): StateWriter => {
     if (options.readOnly || !ctx.set || !ctx.clear) throw new SessionError(`restateSessionStore is read-only: ${method}() is not allowed.`, 'session_read_only')
@@ -156,8 +157,6 @@ type TurnLayout = 'turns' | 'array' | 'legacy'
 interface LoadedTurns {
   turns: SessionTurn[]
   layout: TurnLayout
-  /** Ids of `turns`: what makes `appendTurns` idempotent. */
-  known: Set<string>
 }
 
 interface SessionStateCache {
@@ -190,20 +189,12 @@ function createSessionState(ctx: Pick<RestateObjectContextLike, 'get'>): Session
     },
     async appendTurns(writer, turns) {
       const current = await cache.loadTurns()
-      const fresh: SessionTurn[] = []
-      const batch = new Set<string>()
-      for (const turn of turns) {
-        if (current.known.has(turn.id) || batch.has(turn.id)) continue
-        batch.add(turn.id)
-        fresh.push(structuredClone(turn))
-      }
-      if (current.layout !== 'turns') return cache.rewriteTurns(writer, [...current.turns, ...fresh])
+      const next = [...current.turns]
+      appendNewTurns(next, turns)
+      if (current.layout !== 'turns') return cache.rewriteTurns(writer, next)
       // Ascending: an invocation cut off in between leaves a shorter, still gap-free run of turn keys.
-      for (const turn of fresh) {
-        writer.set(sessionTurnStateKey(current.turns.length), turn)
-        current.turns.push(turn)
-        current.known.add(turn.id)
-      }
+      for (let index = current.turns.length; index < next.length; index++) writer.set(sessionTurnStateKey(index), next[index])
+      current.turns = next
     },
     async rewriteTurns(writer, turns) {
       const current = await cache.loadTurns()
@@ -217,7 +208,6 @@ function createSessionState(ctx: Pick<RestateObjectContextLike, 'get'>): Session
       }
       current.turns = turns
       current.layout = 'turns'
-      current.known = new Set(turns.map(turn => turn.id))
     },
   }
   return cache
@@ -231,16 +221,12 @@ async function readTurns(ctx: Pick<RestateObjectContextLike, 'get'>): Promise<Lo
     if (turn == null) break
     turns.push(turn)
   }
-  if (turns.length > 0) return loadedTurns(turns, 'turns')
+  if (turns.length > 0) return { turns, layout: 'turns' }
   const array = await ctx.get<SessionTurn[]>(SESSION_TURNS_STATE_KEY)
-  if (Array.isArray(array)) return loadedTurns(array, 'array')
+  if (Array.isArray(array)) return { turns: array, layout: 'array' }
   const legacy = await ctx.get<SessionTurn[]>(LEGACY_SESSION_TURNS_STATE_KEY)
-  if (Array.isArray(legacy)) return loadedTurns(legacy, 'legacy')
-  return loadedTurns([], 'turns')
-}
-
-function loadedTurns(turns: SessionTurn[], layout: TurnLayout): LoadedTurns {
-  return { turns, layout, known: new Set(turns.map(turn => turn.id)) }
+  if (Array.isArray(legacy)) return { turns: legacy, layout: 'legacy' }
+  return { turns: [], layout: 'turns' }
 }
 
 /**

@@ -88,7 +88,10 @@ export interface RestateSpawnToolOptions {
 
 const DEFAULT_DESCRIPTION = 'Start a sub-agent on a self-contained task and get its final answer. Several spawn calls in one turn run in parallel.'
 
-interface FinishedChild { order: number; callId: string; label: string; request: ChildRunRequest; result: ChildRunResult; ctx: ToolContext }
+interface FinishedChild { callId: string; label: string; request: ChildRunRequest; result: ChildRunResult; ctx: ToolContext }
+
+/** Session-scoped child labels (`createLabeler`). */
+interface Labeler { next(session: Session | undefined): string }
 
 /**
  * Creates a `spawn` tool whose children run as separate Restate invocations. `dispatch` starts each child; the
@@ -101,7 +104,6 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
   const finished: FinishedChild[] = []
   const watched = new WeakSet<object>()
   let abortFired = false
-  let submissions = 0
   const fireAbort = (ctx: ToolContext): void => {
     if (abortFired || inFlight.size === 0 || !options.onAbort) return
     abortFired = true
@@ -139,7 +141,6 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
     isConcurrencySafe: true,
     execute(input, ctx) {
       watch(ctx)
-      const submitted = ++submissions
       const request = buildRequest(input, ctx, labels.next(ctx.session))
       inFlight.set(ctx.callId, { label: request.label, task: request.task, depth: request.depth })
       const settle = (value: ChildRunResult | undefined, failure: unknown): ToolResult | Promise<never> => {
@@ -148,7 +149,7 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
           if (isRestateCancellation(failure)) return Promise.reject(failure)
           return { content: `Sub-agent ${request.label} failed: ${failure instanceof Error ? failure.message : String(failure)}`, isError: true }
         }
-        finished.push({ order: submitted, callId: ctx.callId, label: request.label, request, result: value, ctx })
+        finished.push({ callId: ctx.callId, label: request.label, request, result: value, ctx })
         return toToolResult(request.label, value)
       }
       const promise = options.dispatch(request, ctx)
@@ -161,7 +162,7 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
 }
 
 /** Session-scoped labels: `child-N`, counting child runs already in the session plus labels reserved since. */
-function createLabeler(): { next(session: Session | undefined): string } {
+function createLabeler(): Labeler {
   let base: number | undefined
   let reserved = 0
   return {
@@ -204,12 +205,12 @@ function observeDirectAwait<T>(promise: Promise<T>, onRejected: (error: unknown)
   return promise
 }
 
-async function mergeFinished(finished: FinishedChild[], turnRecord: SessionTurn, options: RestateSpawnToolOptions, labels: { next(session: Session | undefined): string }): Promise<void> {
-  const answered = new Set(turnRecord.content.flatMap(block => (block.type === 'tool_result' ? [block.toolUseId] : [])))
-  const order = [...answered]
-  // Merge in submission order (the order of the results), whatever order the children finished in.
-  // Submission order, not completion order: the merge writes journaled state, so its order must replay identically.
-  const ready = finished.filter(child => answered.has(child.callId)).sort((left, right) => left.order - right.order).sort((left, right) => order.indexOf(left.callId) - order.indexOf(right.callId))
+async function mergeFinished(finished: FinishedChild[], turnRecord: SessionTurn, options: RestateSpawnToolOptions, labels: Labeler): Promise<void> {
+  const order = turnRecord.content.flatMap(block => (block.type === 'tool_result' ? [block.toolUseId] : []))
+  // Merge in the order of the results (the submission order), not in the order the children finished: the merge
+  // writes journaled state, so its order must replay identically.
+  const position = (child: FinishedChild): number => order.indexOf(child.callId)
+  const ready = finished.filter(child => position(child) >= 0).sort((left, right) => position(left) - position(right))
   for (const child of ready) {
     finished.splice(finished.indexOf(child), 1)
     const merged = await mergeChild(child.ctx, { ...child.result, label: child.label, depth: 1, task: child.request.task }, child.ctx.depth + 1, child.ctx.runId, child.callId, options, labels)
@@ -218,7 +219,7 @@ async function mergeFinished(finished: FinishedChild[], turnRecord: SessionTurn,
 }
 
 /** Persists one child (and, recursively, its merged descendants) and replays its `child:*` events. */
-async function mergeChild(ctx: ToolContext, child: MergedChild, depth: number, parentRunId: string, parentCallId: string, options: RestateSpawnToolOptions, labels: { next(session: Session | undefined): string }): Promise<MergedChild> {
+async function mergeChild(ctx: ToolContext, child: MergedChild, depth: number, parentRunId: string, parentCallId: string, options: RestateSpawnToolOptions, labels: Labeler): Promise<MergedChild> {
   const runId = `${parentRunId}/${child.label}`
   const turns = child.turns.map(turn => ({ ...turn, id: `${runId}/${turn.id}`, runId }))
   const parentStart = ctx.session?.runs.find(run => run.id === ctx.runId)?.startedAt ?? 0

@@ -27,8 +27,9 @@ export interface RestateToolStateStoreOptions {
 export function restateToolStateStore(ctx: RestateObjectContextLike, options: RestateToolStateStoreOptions = {}): ToolStateStore {
   const stateKey = options.key ?? DEFAULT_TOOL_STATE_KEY
   const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES
-  let map: Record<string, JsonObject> | undefined
-  const load = async (): Promise<Record<string, JsonObject>> => (map ??= (await ctx.get<Record<string, JsonObject>>(stateKey)) ?? {})
+  // One read per store, shared by concurrent first calls; writes update the cached map in place, so concurrent sets all land.
+  let map: Promise<Record<string, JsonObject>> | undefined
+  const load = (): Promise<Record<string, JsonObject>> => (map ??= ctx.get<Record<string, JsonObject>>(stateKey).then(value => value ?? {}))
   return {
     async get(key) {
       const value = (await load())[key]
@@ -39,9 +40,9 @@ export function restateToolStateStore(ctx: RestateObjectContextLike, options: Re
       if (bytes > maxValueBytes) {
         throw new ZidaneError(`Tool state "${key}" is ${bytes} bytes, over the ${maxValueBytes}-byte limit.`, { code: 'tool_state_too_large', category: 'limit' })
       }
-      const next = { ...(await load()), [key]: structuredClone(value) }
-      map = next
-      ctx.set(stateKey, next)
+      const current = await load()
+      current[key] = structuredClone(value)
+      ctx.set(stateKey, { ...current })
     },
   }
 }

@@ -5,7 +5,9 @@ import { ToolError, toToolResult } from '../tools/tool'
 import { raceWithTimeout } from './awakeable'
 import type { RestatePromiseRaceLike } from './awakeable'
 import { isRestateCancellation, isRestateControlError } from './errors'
+import { debug } from './replay'
 import type { ReplayTracker } from './replay'
+import { DEFAULT_RUN_OPTIONS } from './types'
 import type { DetachedTasksCapability, RestateContextLike, RestateRunOptions } from './types'
 
 /** Awakeable-based completion wait of `RestateDurableStart.wait`: register → park outside the journal → result. */
@@ -13,7 +15,7 @@ export interface RestateDurableWait<Token = unknown, Resumed = unknown> {
   /** Per-call fast path, a pure function of the journaled token: skip the park and call `result` with `null`. */
   inline?: (token: Token, input: Record<string, unknown>, toolCtx: ToolContext) => boolean
   /** Durable race combinator for the timeout race: pass `RestatePromise`. Required with a positive timeout. */
-  promises?: RestatePromiseRaceLike<Promise<unknown>>
+  promises?: RestatePromiseRaceLike
   /** Register `awakeableId` as the exit resumer of the work behind `token`. Runs inside `ctx.run`. */
   register: (token: Token, awakeableId: string, input: Record<string, unknown>, toolCtx: ToolContext) => void | Promise<void>
   /** Synthesize the tool result once the park settles; `resumed` is `null` on timeout. Runs inside the final `ctx.run`. */
@@ -73,7 +75,7 @@ function isSoftError(value: unknown): value is SoftError {
 export function restateTool<Token = unknown, Resumed = unknown>(inner: ToolDef, ctx: RestateContextLike, options: RestateToolOptions<Token, Resumed> = {}): ToolDef {
   const name = inner.spec.name
   const hideBackground = SHELL_TOOL_NAMES.has(name) && (options.disableShellBackground ?? options.detachedTasks !== 'durable')
-  const runOptions = options.runOptions ?? { maxRetryAttempts: 1 }
+  const runOptions = options.runOptions ?? DEFAULT_RUN_OPTIONS
   let seq = 0
   const wrapped: ToolDef = {
     spec: hideBackground ? withoutBackground(inner.spec) : inner.spec,
@@ -81,7 +83,7 @@ export function restateTool<Token = unknown, Resumed = unknown>(inner: ToolDef, 
     async execute(input, toolCtx) {
       if (hideBackground && input.background === true) throw new ToolError('Background mode is disabled on this host.', 'background_disabled')
       const entry = options.entryName ? options.entryName(++seq, name, input, toolCtx.callId) : `tool-${name}-${++seq}`
-      if (options.durableStart) return executeTwoPhase(ctx, options.durableStart, entry, input, toolCtx, options)
+      if (options.durableStart) return executeTwoPhase(ctx, options.durableStart, entry, input, toolCtx, runOptions, options.replayTracker)
       const journaled = await ctx.run<ToolResult | SoftError>(entry, async () => {
         options.replayTracker?.markLive()
         try {
@@ -103,10 +105,9 @@ export function restateTool<Token = unknown, Resumed = unknown>(inner: ToolDef, 
   return wrapped
 }
 
-async function executeTwoPhase<Token, Resumed>(ctx: RestateContextLike, durable: RestateDurableStart<Token, Resumed>, entry: string, input: JsonObject, toolCtx: ToolContext, options: RestateToolOptions<Token, Resumed>): Promise<ToolOutput> {
-  const runOptions = options.runOptions ?? { maxRetryAttempts: 1 }
+async function executeTwoPhase<Token, Resumed>(ctx: RestateContextLike, durable: RestateDurableStart<Token, Resumed>, entry: string, input: JsonObject, toolCtx: ToolContext, runOptions: RestateRunOptions, replayTracker: ReplayTracker | undefined): Promise<ToolOutput> {
   const token = await ctx.run(`${entry}-start`, async () => {
-    options.replayTracker?.markLive()
+    replayTracker?.markLive()
     return durable.start(input, toolCtx)
   }, runOptions)
   const abortLocally = (): void => { void safely(() => durable.onAbort?.(token, input, toolCtx)) }
@@ -135,7 +136,7 @@ async function parkOnAwakeable<Token, Resumed>(ctx: RestateContextLike, durable:
   if (marker.awakeableId !== awakeable.id) throw new Error(`${entry}: journal drift, registered ${marker.awakeableId} but parked on ${awakeable.id}`)
   const timeoutMs = typeof wait.timeoutMs === 'function' ? wait.timeoutMs(input, toolCtx) : wait.timeoutMs
   try {
-    const outcome = await raceWithTimeout(ctx, awakeable.promise, { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(wait.promises ? { promises: wait.promises } : {}) })
+    const outcome = await raceWithTimeout(ctx, awakeable.promise, { timeoutMs, promises: wait.promises })
     return outcome.timedOut ? null : outcome.value
   } catch (error) {
     if (isRestateCancellation(error) && durable.onAbort) {
@@ -150,7 +151,7 @@ async function safely(action: () => unknown): Promise<void> {
   try {
     await action()
   } catch (error) {
-    if (process.env.ZIDANE_DEBUG) console.error('[zidane/restate] onAbort failed', error)
+    debug('onAbort failed', error)
   }
 }
 

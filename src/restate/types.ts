@@ -22,6 +22,9 @@ export interface RestateRunOptions {
   serde?: unknown
 }
 
+/** `ctx.run` options of every adapter entry unless the caller passes its own: one attempt, a failure is recorded. */
+export const DEFAULT_RUN_OPTIONS: Readonly<RestateRunOptions> = { maxRetryAttempts: 1 }
+
 /**
  * Awakeable handle returned by `RestateContextLike.awakeable`. The SDK returns a `RestatePromise<T>`; we narrow
  * to the `Promise<T>` it extends.

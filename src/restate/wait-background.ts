@@ -1,6 +1,7 @@
 import { raceWithTimeout } from './awakeable'
 import type { RestatePromiseRaceLike } from './awakeable'
 import type { ReplayTracker } from './replay'
+import { DEFAULT_RUN_OPTIONS } from './types'
 import type { RestateContextLike, RestateRunOptions } from './types'
 
 /** The execution context a background task runs in (a sandbox, a worker); opaque to this module. */
@@ -31,7 +32,7 @@ export interface RestateWaitBackgroundOptions {
   /** Snapshot the host's task registry. Called AFTER `register`, inside a journaled `ctx.run`. */
   probe: (handle: ExecutionHandle, taskId: string) => readonly TaskEntry[] | Promise<readonly TaskEntry[]>
   /** Durable race combinator for the timeout race: pass `RestatePromise`. Required when a timeout applies. */
-  promises?: RestatePromiseRaceLike<Promise<unknown>>
+  promises?: RestatePromiseRaceLike
   /** Persist `awakeableId` as the exit resumer of `taskId` BEFORE the probe. Runs inside a journaled `ctx.run`. */
   register: (awakeableId: string, taskId: string, handle: ExecutionHandle) => void | Promise<void>
   /** Per-invocation replay tracker. */
@@ -54,7 +55,7 @@ type ProbeOutcome = { kind: 'absent' } | { kind: 'exited'; exit: TaskExitInfo } 
 export function restateWaitBackground(options: RestateWaitBackgroundOptions): (handle: ExecutionHandle, taskId: string, opts?: { signal?: AbortSignal; timeoutMs?: number }) => Promise<TaskExitInfo | null> {
   const { ctx } = options
   const prefix = options.entryPrefix ?? 'wait-background'
-  const runOptions = options.runOptions ?? { maxRetryAttempts: 1 }
+  const runOptions = options.runOptions ?? DEFAULT_RUN_OPTIONS
   let seq = 0
   return async (handle, taskId, callOptions = {}) => {
     const entry = `${prefix}-${taskId}-${++seq}`
@@ -70,7 +71,7 @@ export function restateWaitBackground(options: RestateWaitBackgroundOptions): (h
     let exit: TaskExitInfo | null = probed.kind === 'exited' ? probed.exit : null
     if (probed.kind === 'running') {
       const timeoutMs = callOptions.timeoutMs ?? options.timeoutMs
-      const outcome = await raceWithTimeout(ctx, awakeable.promise, { ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(options.promises ? { promises: options.promises } : {}) })
+      const outcome = await raceWithTimeout(ctx, awakeable.promise, { timeoutMs, promises: options.promises })
       exit = outcome.timedOut ? null : outcome.value
     }
     const settle = options.settle

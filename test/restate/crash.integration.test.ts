@@ -9,6 +9,11 @@ import { freePort, printLogsOnFailure, REPLAY_MODES, startRestateHarness, waitFo
 
 interface LedgerEntry { step: string; resumed?: boolean; awakeableId?: string; token?: string; pid: number }
 
+/** The ledger's entries so far (none before the service wrote its first line). */
+function readLedger(ledger: string): LedgerEntry[] {
+  return existsSync(ledger) ? readFileSync(ledger, 'utf8').trim().split('\n').map(line => JSON.parse(line) as LedgerEntry) : []
+}
+
 function startService(port: number, ledger: string, marker: string): ChildProcess {
   const script = path.resolve('test/helpers/restate/crash-service.ts')
   // One process (no tsx wrapper), so the SIGKILL the step sends itself is what the test observes.
@@ -56,7 +61,7 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     const result = await h.attach<string[]>(invocationId)
     expect(result.status).toBe(200)
     expect(result.body).toEqual(['a:false', 'b:true', 'c:false'])
-    const entries = readFileSync(ledger, 'utf8').trim().split('\n').map(line => JSON.parse(line) as LedgerEntry)
+    const entries = readLedger(ledger)
     expect(entries.map(entry => `${entry.step}:${entry.resumed}:${entry.pid === first.pid ? 1 : 2}`)).toEqual(['a:false:1', 'b:false:1', 'b:true:2', 'c:false:2'])
     await waitFor(async () => (await h.query(`SELECT status FROM sys_invocation WHERE id = '${invocationId}'`))[0]?.status === 'completed', 10_000, 'completed')
   })
@@ -70,8 +75,7 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     await listening(first)
     await h.registerDeployment(`http://127.0.0.1:${port}`)
     const invocationId = await h.send('AskProbe/k2/ask')
-    const readLedger = (): LedgerEntry[] => (existsSync(ledger) ? readFileSync(ledger, 'utf8').trim().split('\n').map(line => JSON.parse(line) as LedgerEntry) : [])
-    const notified = await waitFor(() => readLedger().find(entry => entry.step === 'notify'), 20_000, 'notify')
+    const notified = await waitFor(() => readLedger(ledger).find(entry => entry.step === 'notify'), 20_000, 'notify')
     await waitFor(async () => (await h.query(`SELECT status FROM sys_invocation WHERE id = '${invocationId}'`))[0]?.status === (alwaysReplay ? 'suspended' : 'running'), 20_000, 'parked')
     const exited = new Promise(resolve => first.once('exit', resolve))
     first.kill('SIGKILL')
@@ -83,7 +87,7 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     await listening(second)
     const result = await h.attach<{ content: string }>(invocationId)
     expect(result.body).toEqual({ content: 'yes, go' })
-    expect(readLedger().filter(entry => entry.step === 'notify')).toHaveLength(1)
+    expect(readLedger(ledger).filter(entry => entry.step === 'notify')).toHaveLength(1)
   })
 
   it('re-attaches a durableStart job after a crash instead of starting it again', async () => {
@@ -95,8 +99,7 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     await listening(first)
     await h.registerDeployment(`http://127.0.0.1:${port}`)
     const invocationId = await h.send('JobProbe/k3/run')
-    const readLedger = (): LedgerEntry[] => (existsSync(ledger) ? readFileSync(ledger, 'utf8').trim().split('\n').map(line => JSON.parse(line) as LedgerEntry) : [])
-    const registered = await waitFor(() => readLedger().find(entry => entry.step === 'register'), 20_000, 'register')
+    const registered = await waitFor(() => readLedger(ledger).find(entry => entry.step === 'register'), 20_000, 'register')
     const exited = new Promise(resolve => first.once('exit', resolve))
     first.kill('SIGKILL')
     await exited
@@ -107,7 +110,7 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     const result = await h.attach<string | { content: string }>(invocationId)
     const content = typeof result.body === 'string' ? result.body : result.body.content
     expect(content).toBe('job-k3 ended: exit 0')
-    const entries = readLedger()
+    const entries = readLedger(ledger)
     expect(entries.filter(entry => entry.step === 'start')).toHaveLength(1)
     // register is at-least-once up to journal persistence: a kill between its closure and the journaled completion
     // runs it again, for the same job and the same awakeable; the job itself is never started again.

@@ -10,6 +10,8 @@ import * as clients from '@restatedev/restate-sdk-clients'
 import { afterEach } from 'vitest'
 import { restateServerBinary } from '../../../scripts/stack/restate-binary'
 import { freePort } from '../../../scripts/stack/free-port'
+import { registerDeployment } from '../../../scripts/stack/register-deployment'
+import { isHealthy, waitUntil } from '../../../scripts/stack/wait'
 
 /** Options of `startRestateHarness`. */
 export interface RestateHarnessOptions {
@@ -113,8 +115,8 @@ export async function startRestateHarness(options: RestateHarnessOptions = {}): 
     await rm(baseDir, { recursive: true, force: true })
   }
   try {
-    await waitFor(async () => (await fetch(`${adminUrl}/health`)).ok, 30_000, 'restate admin /health')
-    await waitFor(async () => (await fetch(`${ingressUrl}/restate/health`)).ok, 30_000, 'restate ingress /restate/health')
+    await waitUntil(() => isHealthy(`${adminUrl}/health`), 30_000, 'restate admin /health')
+    await waitUntil(() => isHealthy(`${ingressUrl}/restate/health`), 30_000, 'restate ingress /restate/health')
   } catch (error) {
     await stop()
     throw new Error(`restate-server did not become healthy:\n${output}`, { cause: error })
@@ -148,10 +150,7 @@ function buildHarness(adminUrl: string, ingressUrl: string, logs: () => string, 
     ingressUrl,
     endpointUri: undefined,
     ingress: clients.connect({ url: ingressUrl }),
-    async registerDeployment(uri) {
-      const response = await fetch(`${adminUrl}/deployments`, { method: 'POST', headers: jsonHeaders(), body: JSON.stringify({ uri, force: true }) })
-      if (!response.ok) throw new Error(`registering ${uri} failed: ${response.status} ${await response.text()}`)
-    },
+    registerDeployment: uri => registerDeployment(adminUrl, uri),
     call: (route, body, headers) => raw(`${ingressUrl}/${route}`, { method: 'POST', headers: jsonHeaders(headers), body: JSON.stringify(body ?? null) }),
     async send(route, body, headers) {
       const response = await raw<{ invocationId: string }>(`${ingressUrl}/${route}/send`, { method: 'POST', headers: jsonHeaders(headers), body: JSON.stringify(body ?? null) })
