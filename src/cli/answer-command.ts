@@ -1,5 +1,6 @@
-import { ConfigurationError } from '../errors/zidane-error'
+import type { ConfigurationError } from '../errors/zidane-error'
 import { createSqliteRuntime } from '../durable/sqlite/index'
+import { readFlags, usageError } from './parse-args'
 import type { CliIo } from './run-command'
 
 /** The parsed `zidane answer` command line. */
@@ -11,16 +12,11 @@ export const ANSWER_USAGE = `Usage: zidane answer --session-db <file> --id <ques
   Answers a question (ask_user, present_plan, an approval) a run on that sessions file waits for. The id is the one
   the waiting run printed. The answer is kept in the file: a run that is not running now gets it when it resumes.`
 
+const ANSWER_FLAGS = new Set(['--session-db', '--id', '--answer'])
+
 /** Parses `zidane answer …`; throws a `ConfigurationError` with the usage on bad input. */
 export function parseAnswerArgs(argv: readonly string[]): AnswerArgs {
-  const values = new Map<string, string>()
-  for (let index = 1; index < argv.length; index++) {
-    const flag = argv[index] as string
-    if (flag !== '--session-db' && flag !== '--id' && flag !== '--answer') throw answerUsage(`Unknown option: ${flag}.`)
-    const value = argv[++index]
-    if (value === undefined) throw answerUsage(`${flag} needs a value.`)
-    values.set(flag, value)
-  }
+  const { values } = readFlags(argv.slice(1), ANSWER_FLAGS, new Set(), answerUsage)
   const sessionDb = values.get('--session-db')
   const id = values.get('--id')
   const answer = values.get('--answer')
@@ -46,5 +42,5 @@ export async function answerCommand(args: AnswerArgs, io: CliIo): Promise<number
 }
 
 function answerUsage(message: string): ConfigurationError {
-  return new ConfigurationError(`${message}\n\n${ANSWER_USAGE}`, 'cli_usage')
+  return usageError(message, ANSWER_USAGE)
 }

@@ -28,6 +28,13 @@ export function askYesNo(question: string, streams: PromptStreams): Promise<bool
   })
 }
 
+/** Asks `question` and resolves with the next line of input. */
+export function askLine(question: string, streams: PromptStreams): Promise<string> {
+  const lines = createInterface({ input: streams.input, terminal: false })
+  streams.output.write(question)
+  return new Promise(done => lines.once('line', line => { lines.close(); done(line) }))
+}
+
 /** Whether the run asks before resuming: only under resume-ask, in text mode, on an interactive terminal. */
 export function shouldAskToResume(durability: string, output: string, isTerminal: boolean): boolean {
   return durability === 'resume-ask' && output === 'text' && isTerminal

@@ -32,23 +32,33 @@ export const USAGE = `Usage: zidane run --prompt "<text>" [--session-db <file>] 
   answers a question a run on that sessions file waits for (the run prints the id)`
 
 const VALUE_FLAGS = new Set(['--prompt', '--session-db', '--session', '--durability', '--workspace'])
+const SWITCHES = new Set(['--json', '--stream-json'])
 
 /** Parses `zidane run …` arguments (without the node and script paths). Throws a `ConfigurationError` with the usage on bad input. */
 export function parseRunArgs(argv: readonly string[]): RunArgs {
   const [command, ...rest] = argv
   if (command !== 'run') throw usageError(command === undefined ? 'Missing command.' : `Unknown command: ${command}.`)
+  const { values, switches } = readFlags(rest, VALUE_FLAGS, SWITCHES, usageError)
+  return buildArgs(values, switches)
+}
+
+/**
+ * Reads `--flag value` and `--flag=value` options (`valueFlags`) and bare `switchFlags`; anything else, or a value
+ * flag without its value, is refused with `fail(message)`.
+ */
+export function readFlags(args: readonly string[], valueFlags: ReadonlySet<string>, switchFlags: ReadonlySet<string>, fail: (message: string) => Error): { values: Map<string, string>; switches: Set<string> } {
   const values = new Map<string, string>()
   const switches = new Set<string>()
-  for (let index = 0; index < rest.length; index++) {
-    const [flag, inline] = splitFlag(rest[index] as string)
-    if (VALUE_FLAGS.has(flag)) {
-      const value = inline ?? rest[++index]
-      if (value === undefined) throw usageError(`${flag} needs a value.`)
+  for (let index = 0; index < args.length; index++) {
+    const [flag, inline] = splitFlag(args[index] as string)
+    if (valueFlags.has(flag)) {
+      const value = inline ?? args[++index]
+      if (value === undefined) throw fail(`${flag} needs a value.`)
       values.set(flag, value)
-    } else if (flag === '--json' || flag === '--stream-json') switches.add(flag)
-    else throw usageError(`Unknown option: ${flag}.`)
+    } else if (switchFlags.has(flag)) switches.add(flag)
+    else throw fail(`Unknown option: ${flag}.`)
   }
-  return buildArgs(values, switches)
+  return { values, switches }
 }
 
 function buildArgs(values: Map<string, string>, switches: Set<string>): RunArgs {
@@ -70,6 +80,7 @@ function splitFlag(arg: string): [string, string | undefined] {
   return arg.startsWith('--') && equals !== -1 ? [arg.slice(0, equals), arg.slice(equals + 1)] : [arg, undefined]
 }
 
-function usageError(message: string): ConfigurationError {
-  return new ConfigurationError(`${message}\n\n${USAGE}`, 'cli_usage')
+/** A `cli_usage` error: `message`, then `usage`. */
+export function usageError(message: string, usage = USAGE): ConfigurationError {
+  return new ConfigurationError(`${message}\n\n${usage}`, 'cli_usage')
 }

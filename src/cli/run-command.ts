@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline'
 import { resolve } from 'node:path'
 import { createAgent } from '../agent/create-agent'
 import type { Agent, AgentStats, InteractionRequest } from '../agent/types'
@@ -10,7 +9,7 @@ import { createBuiltinTools } from '../tools/builtin/create-builtin-tools'
 import { createInteractionTools } from '../tools/interaction-tools'
 import { createSpawnTool } from '../tools/spawn-tool'
 import type { ToolDef } from '../tools/tool'
-import { askYesNo, shouldAskToResume } from './ask-yes-no'
+import { askLine, askYesNo, shouldAskToResume } from './ask-yes-no'
 import { buildDurable } from './build-durable'
 import { attachOutput } from './output'
 import type { RunArgs } from './parse-args'
@@ -30,10 +29,10 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<number> {
   const provider = await selectProvider(io.env, message => io.stderr.write(`${message}\n`))
   const sqlite = args.sessionDb === undefined ? undefined : createSqliteRuntime({ path: resolve(io.cwd, args.sessionDb) })
   try {
-    const interactive = io.stdin.isTTY === true && args.output === 'text'
-    const agent = buildAgent(args, io, provider, sqlite, interactive)
+    const isTerminal = io.stdin.isTTY === true
+    const agent = buildAgent(args, io, provider, sqlite, isTerminal && args.output === 'text')
     attachOutput(agent, args.output, io.stdout, io.stderr)
-    await maybeResume(args, io, agent, sqlite, interactive)
+    await maybeResume(args, io, agent, sqlite, isTerminal)
     const stats = [await agent.run({ prompt: args.prompt }), ...(sqlite ? await deliverSteering(agent, sqlite) : [])]
     const last = stats.at(-1) as AgentStats
     if (args.output === 'json') io.stdout.write(`${JSON.stringify(last)}\n`)
@@ -43,8 +42,8 @@ export async function runCommand(args: RunArgs, io: CliIo): Promise<number> {
   }
 }
 
-async function maybeResume(args: RunArgs, io: CliIo, agent: Agent, sqlite: SqliteRuntime | undefined, interactive: boolean): Promise<void> {
-  if (!sqlite || !shouldAskToResume(args.durability, args.output, interactive)) return
+async function maybeResume(args: RunArgs, io: CliIo, agent: Agent, sqlite: SqliteRuntime | undefined, isTerminal: boolean): Promise<void> {
+  if (!sqlite || !shouldAskToResume(args.durability, args.output, isTerminal)) return
   const session = await agent.session()
   const interrupted = await sqlite.runs.findInterrupted(session.id)
   if (!interrupted) return
@@ -55,22 +54,15 @@ async function maybeResume(args: RunArgs, io: CliIo, agent: Agent, sqlite: Sqlit
 function buildAgent(args: RunArgs, io: CliIo, provider: Provider, sqlite: SqliteRuntime | undefined, interactive: boolean): Agent {
   const root = resolve(io.cwd, args.workspace ?? '.')
   const durable = buildDurable(args.durability, sqlite)
-  const answer = (id: string, value: string): void => { void agentRef.agent?.runtime.resolveAwakeable(id, value) }
+  const answer = (id: string, value: string): void => { void agent.runtime.resolveAwakeable(id, value) }
   const requestInteraction = (request: InteractionRequest): void => {
-    if (interactive) void askLine(`${request.question} `, io).then(text => answer(request.awakeable.id, text))
+    if (interactive) void askLine(`${request.question} `, { input: io.stdin, output: io.stderr }).then(text => answer(request.awakeable.id, text))
     else if (!sqlite) answer(request.awakeable.id, '(no answer: the command line is not interactive)')
     else io.stderr.write(`${request.question}\nwaiting for an answer: zidane answer --session-db ${args.sessionDb ?? ''} --id '${request.awakeable.id}' --answer "…"\n`)
   }
   const builtin = createBuiltinTools({ root })
   const spawn = createSpawnTool({ childAgent: () => ({ provider, tools: builtin }), createAgent })
   const tools: ToolDef[] = [...builtin, ...createInteractionTools({ requestInteraction }), spawn]
-  const agentRef: { agent?: Agent } = {}
-  agentRef.agent = createAgent({ provider, tools, ...(durable ? { durable } : {}), ...(args.session === undefined ? {} : { sessionId: args.session }) })
-  return agentRef.agent
-}
-
-function askLine(question: string, io: CliIo): Promise<string> {
-  const lines = createInterface({ input: io.stdin, terminal: false })
-  io.stderr.write(question)
-  return new Promise(done => lines.once('line', line => { lines.close(); done(line) }))
+  const agent = createAgent({ provider, tools, ...(durable ? { durable } : {}), ...(args.session === undefined ? {} : { sessionId: args.session }) })
+  return agent
 }

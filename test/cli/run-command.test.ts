@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
 import type { ToolDef } from 'zidane'
 import { createSqliteRuntime } from 'zidane/durable/sqlite'
-import { scriptedProvider } from 'zidane/testing'
+import { demoProvider } from 'zidane/providers'
 import { main } from '../../src/cli/main'
 import type { CliIo } from '../../src/cli/run-command'
 
@@ -24,11 +24,11 @@ function io(tty: boolean): CliIo & { out: () => string; err: () => string; input
   return { stdin, stdout, stderr, env: {}, cwd: (dir ??= mkdtempSync(join(tmpdir(), 'zidane-cli-'))), out: () => out, err: () => err, input: stdin }
 }
 
-/** Leaves session `s` with a run interrupted mid-tool, as a killed process would. */
+/** Leaves session `s` with a run of the CLI's demo model interrupted mid-tool (a `list_files` that never returns), as a killed process would. */
 async function leaveInterruptedRun(path: string): Promise<void> {
   const runtime = createSqliteRuntime({ path })
   const block: ToolDef = { spec: { name: 'list_files', description: 'x', inputSchema: { type: 'object', properties: {} } }, execute: () => new Promise(() => undefined) }
-  const agent = createAgent({ provider: scriptedProvider([{ toolCalls: [{ name: 'list_files', id: 'call_1', input: {} }] }]), tools: [block], durable: runtime, sessionId: 's' })
+  const agent = createAgent({ provider: demoProvider(), tools: [block], durable: runtime, sessionId: 's' })
   void agent.run({ prompt: 'list: .' }).catch(() => undefined)
   await new Promise(resolve => setTimeout(resolve, 50))
   runtime.abandon()

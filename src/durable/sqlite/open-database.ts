@@ -2,7 +2,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { DurableError } from '../../errors/zidane-error'
 import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from './schema'
 
-/** How the file is opened: its path, the sync level of step commits, and how long to wait for another writer. */
+/** How the file is opened: its path and how long to wait for another writer. */
 export interface OpenDatabaseOptions {
   path: string
   busyTimeoutMs: number

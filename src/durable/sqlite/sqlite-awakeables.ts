@@ -62,7 +62,12 @@ export class SqliteAwakeables {
   private sleep(id: string, ms: number): Promise<void> {
     return new Promise(resolve => {
       const set = this.wakers.get(id) ?? new Set()
-      const done = (): void => { clearTimeout(timer); set.delete(done); resolve() }
+      const done = (): void => {
+        clearTimeout(timer)
+        set.delete(done)
+        if (set.size === 0) this.wakers.delete(id)
+        resolve()
+      }
       const timer = setTimeout(done, ms)
       set.add(done)
       this.wakers.set(id, set)

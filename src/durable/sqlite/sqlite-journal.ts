@@ -54,8 +54,6 @@ export class SqliteJournal {
     liveLocalOwners.add(this.owner)
   }
 
-  get isOpen(): boolean { return this.open }
-
   /** A cached prepared statement. */
   sql(text: string): StatementSync {
     let statement = this.statements.get(text)
@@ -97,8 +95,8 @@ export class SqliteJournal {
   }
 
   /** Commits buffered writes now (a light commit), if there are any. */
-  flush(strength: 'durable' | 'light' = 'light'): void {
-    if (this.buffer.length > 0) this.transaction(strength, () => undefined)
+  flush(): void {
+    if (this.buffer.length > 0) this.transaction('light', () => undefined)
   }
 
   /** Throws `RunTakenOverError` (and stops writing the run's session) when another owner holds the run's root. */

@@ -1,4 +1,3 @@
-import { RunTakenOverError } from '../../errors/zidane-error'
 import { isZidaneError } from '../../errors/zidane-error'
 import type { JsonValue } from '../json'
 import type { DurableRuntime, InterruptedRun, RunLedger, StepAttempt, StepKey } from '../runtime'
@@ -108,7 +107,7 @@ export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntim
     race: promises => Promise.race(promises),
     allSettled: promises => Promise.allSettled(promises),
     sleep: ms => new Promise(resolve => setTimeout(resolve, ms)),
-    isControlError: error => error instanceof RunTakenOverError || (isZidaneError(error) && (error.code === 'run_taken_over' || error.code === 'sqlite_closed')),
+    isControlError: error => isZidaneError(error) && (error.code === 'run_taken_over' || error.code === 'sqlite_closed'),
     recoverInterruptedRuns: () => runs.recoverInterruptedRuns(),
     steer: async (sessionId, text) => steering.save(sessionId, text),
     pendingSteering: async sessionId => steering.pending(sessionId),

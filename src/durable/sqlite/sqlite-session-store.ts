@@ -2,6 +2,13 @@ import type { JsonObject } from '../json'
 import type { SessionData, SessionMeta, SessionStatus, SessionStore, SessionTurn, ToolStateStore } from '../../session/types'
 import type { SqliteJournal } from './sqlite-journal'
 
+interface SessionRow { status: string; header: string }
+
+/** A session's header row as `SessionMeta`: the status column is newer than the header when only the status changed. */
+function metaOf(row: SessionRow): SessionMeta {
+  return { ...(JSON.parse(row.header) as SessionMeta), status: row.status as SessionStatus }
+}
+
 /**
  * Sessions in the file: a header row (JSON without turns) and one row per turn (`UNIQUE (session_id, turn_id)`, so
  * appending a turn twice is a no-op). Turn and status writes are buffered and committed with the runtime's next
@@ -30,10 +37,10 @@ export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
   return {
     async load(sessionId) {
       journal.flush()
-      const row = journal.sql('SELECT status, header FROM sessions WHERE id = ?').get(sessionId) as { status: string; header: string } | undefined
+      const row = journal.sql('SELECT status, header FROM sessions WHERE id = ?').get(sessionId) as SessionRow | undefined
       if (!row) return null
       const turns = (journal.sql('SELECT turn FROM turns WHERE session_id = ? ORDER BY seq').all(sessionId) as Array<{ turn: string }>).map(turn => JSON.parse(turn.turn) as SessionTurn)
-      return { ...(JSON.parse(row.header) as SessionMeta), status: row.status as SessionStatus, turns } satisfies SessionData
+      return { ...metaOf(row), turns } satisfies SessionData
     },
     async save(session) {
       const { turns, ...meta } = session
@@ -47,8 +54,8 @@ export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
     },
     async list() {
       journal.flush()
-      const rows = journal.sql('SELECT status, header FROM sessions ORDER BY updated_at DESC').all() as Array<{ status: string; header: string }>
-      return rows.map(row => ({ ...(JSON.parse(row.header) as SessionMeta), status: row.status as SessionStatus }))
+      const rows = journal.sql('SELECT status, header FROM sessions ORDER BY updated_at DESC').all() as unknown as SessionRow[]
+      return rows.map(metaOf)
     },
   }
 }

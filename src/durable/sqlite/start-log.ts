@@ -1,4 +1,4 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, ftruncateSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
 
 /** Bytes of stale lines (steps since recorded) a log keeps before it is truncated at a moment nothing is in flight. */
 const TRUNCATE_AFTER_BYTES = 64 * 1024
@@ -107,7 +107,7 @@ export class StartLog {
   close(clean: boolean): void {
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
-    if (clean && this.live.size === 0 && existsSync(this.path)) removeStartLog(this.path)
+    if (clean && this.live.size === 0) removeStartLog(this.path)
   }
 
   private truncate(): void {

@@ -1,7 +1,0 @@
-export { main } from './main'
-export { parseRunArgs, USAGE } from './parse-args'
-export type { Durability, OutputMode, RunArgs } from './parse-args'
-export { askYesNo, shouldAskToResume } from './ask-yes-no'
-export type { PromptStreams } from './ask-yes-no'
-export { runCommand } from './run-command'
-export type { CliIo } from './run-command'
