@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { freeStackPortsEnv } from '../scripts/stack/free-port'
 import { loadStackConfig } from '../scripts/stack/stack-config'
 import { startStack } from '../scripts/stack/start-stack'
 import type { RunningStack } from '../scripts/stack/start-stack'
@@ -8,7 +9,6 @@ import type { BenchOptions } from './lib/options'
 import { peakRssMiB } from './lib/process-memory'
 import { figureOf, single } from './lib/report'
 import type { Report } from './lib/report'
-import { freePort } from './lib/restate-server'
 import { sleepMs, summarize } from './lib/stats'
 
 const API_KEY = 'zk_bench_concurrent_sessions'
@@ -28,8 +28,7 @@ function muteStackOutput(): () => void {
 }
 
 async function startBenchStack(dataDir: string): Promise<RunningStack> {
-  const ports = { RESTATE_INGRESS_PORT: await freePort(), RESTATE_ADMIN_PORT: await freePort(), RESTATE_FABRIC_PORT: await freePort(), SERVICES_PORT: await freePort(), GATEWAY_PORT: await freePort() }
-  const env = { ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: API_KEY, ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])) }
+  const env = { ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: API_KEY, ...(await freeStackPortsEnv()) }
   const config = await loadStackConfig(env)
   return startStack(config, reason => { process.stderr.write(`[bench] stack failed: ${reason}\n`) }, { ANTHROPIC_API_KEY: '', ZIDANE_WORKSPACE_ROOT: path.join(dataDir, 'workspaces') })
 }

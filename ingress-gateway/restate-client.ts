@@ -3,16 +3,16 @@ import {
   SESSION_SERVICE,
   type AnswerRequest,
   type AnswerResult,
+  type CurrentInvocation,
   type QuestionRecord,
   type SessionEvent,
   type SessionEventsRequest,
+  type SessionInvocation,
   type SessionRunRequest,
   type SessionRunResult,
   type SessionView,
 } from '../services/contract'
 import { GatewayError, RestateCallError } from './errors'
-
-export { RestateCallError }
 
 /** Where Restate listens. */
 export interface RestateEndpoints {
@@ -42,6 +42,8 @@ export interface RestateClient {
   /** Waits for the invocation to end; its output, or a {@link RestateCallError} (409 `Cancelled`, …). */
   attach(invocationId: string, signal?: AbortSignal): Promise<SessionRunResult>
   getSession(key: string): Promise<SessionView>
+  /** The session's current (or last) run invocation, undefined for a key that never ran; cheaper than {@link RestateClient.getSession}. */
+  currentInvocation(key: string): Promise<CurrentInvocation | undefined>
   events(key: string, after: number, limit: number): Promise<SessionEvent[]>
   /**
    * Sends the answer to the resumer and waits up to `waitMs` for its verdict. When the services are down the answer
@@ -85,6 +87,9 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
     },
     async getSession(key) {
       return call<SessionView>(session(key, 'get'), { method: 'POST', body: null })
+    },
+    async currentInvocation(key) {
+      return (await call<SessionInvocation | undefined>(session(key, 'invocation'), { method: 'POST', body: null })) ?? undefined
     },
     async events(key, after, limit) {
       const request: SessionEventsRequest = { after, limit }

@@ -27,3 +27,8 @@ export const bearerSecurity = [{ bearerAuth: [] }]
 
 /** A JSON object passed through as Restate returned it (turns, runs, usage, stats). */
 export const passThroughObject = { type: 'object', additionalProperties: true } as const
+
+/** A querystring schema that allows exactly `properties`. */
+export function querySchema<Properties extends Record<string, object>>(properties: Properties) {
+  return { type: 'object', additionalProperties: false, properties } as const
+}

@@ -44,6 +44,9 @@ export interface CurrentInvocation {
   endedAt?: number
 }
 
+/** Output of the shared handler `session/<key>/invocation` (null for a key that never ran): one state read, no session load. */
+export type SessionInvocation = CurrentInvocation | null
+
 /** Output of the shared handler `session/<key>/get`. `exists` is false for a key that never ran. */
 export interface SessionView {
   exists: boolean

@@ -6,9 +6,11 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import * as restate from '@restatedev/restate-sdk'
-import { restateServerBinary } from '../../scripts/stack/restate-binary'
-import { pollUntil } from './stats'
 import { freePort } from '../../scripts/stack/free-port'
+import { registerDeployment } from '../../scripts/stack/register-deployment'
+import { restateServerBinary } from '../../scripts/stack/restate-binary'
+import { restateListenEnv, restateUrls, waitForRestate } from '../../scripts/stack/restate-server'
+import { stopProcess } from '../../scripts/stack/supervisor'
 
 /**
  * The retry policy of the bench server: first retry after 50 ms, doubling, capped at 500 ms, never paused (the same
@@ -31,8 +33,6 @@ export interface BenchServer {
   stop(): Promise<void>
 }
 
-export { freePort }
-
 /** Starts `node_modules/.bin/restate-server` with the bench retry policy and waits until admin and ingress are healthy. */
 export async function startBenchServer(extraEnv: Record<string, string> = {}): Promise<BenchServer> {
   const [adminPort, ingressPort, fabricPort] = [await freePort(), await freePort(), await freePort()]
@@ -43,11 +43,7 @@ export async function startBenchServer(extraEnv: Record<string, string> = {}): P
       RESTATE_BASE_DIR: baseDir,
       RESTATE_NODE_NAME: 'zidane-bench',
       RESTATE_CLUSTER_NAME: `zidane-bench-${fabricPort}`,
-      RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${adminPort}`,
-      RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${ingressPort}`,
-      RESTATE_BIND_ADDRESS: `127.0.0.1:${fabricPort}`,
-      RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${fabricPort}/`,
-      RESTATE_LISTEN_MODE: 'tcp',
+      ...restateListenEnv({ adminPort, ingressPort, fabricPort }),
       RESTATE_DEFAULT_NUM_PARTITIONS: '4',
       RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: BENCH_RETRY_POLICY.initialInterval,
       RESTATE_DEFAULT_RETRY_POLICY__EXPONENTIATION_FACTOR: BENCH_RETRY_POLICY.exponentiationFactor,
@@ -60,8 +56,7 @@ export async function startBenchServer(extraEnv: Record<string, string> = {}): P
   })
   let logs = ''
   child.stderr?.on('data', (chunk: Buffer) => { logs = (logs + chunk.toString()).slice(-20_000) })
-  const adminUrl = `http://127.0.0.1:${adminPort}`
-  const ingressUrl = `http://127.0.0.1:${ingressPort}`
+  const { adminUrl, ingressUrl } = restateUrls({ adminPort, ingressPort })
   const endpoints: http2.Http2Server[] = []
   const stop = async (): Promise<void> => {
     for (const endpoint of endpoints) endpoint.close()
@@ -69,8 +64,7 @@ export async function startBenchServer(extraEnv: Record<string, string> = {}): P
     await rm(baseDir, { recursive: true, force: true })
   }
   try {
-    await pollUntil(async () => ((await fetch(`${adminUrl}/health`)).ok ? true : undefined), 30_000, 'restate admin health', 50)
-    await pollUntil(async () => ((await fetch(`${ingressUrl}/restate/health`)).ok ? true : undefined), 30_000, 'restate ingress health', 50)
+    await waitForRestate({ adminUrl, ingressUrl }, 30_000, 50)
   } catch (error) {
     await stop()
     throw new Error(`restate-server did not become healthy:\n${logs}`, { cause: error })
@@ -79,10 +73,7 @@ export async function startBenchServer(extraEnv: Record<string, string> = {}): P
     ingressUrl,
     adminUrl,
     process: child,
-    async register(uri) {
-      const response = await fetch(`${adminUrl}/deployments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ uri, force: true }) })
-      if (!response.ok) throw new Error(`registering ${uri} failed: ${response.status} ${await response.text()}`)
-    },
+    register: uri => registerDeployment(adminUrl, uri),
     async serve(services) {
       const endpoint = http2.createServer(restate.createEndpointHandler({ services: [...services], logger: () => undefined }))
       endpoints.push(endpoint)
@@ -105,14 +96,4 @@ export async function startBenchServer(extraEnv: Record<string, string> = {}): P
     stop,
   }
   return server
-}
-
-/** SIGTERM, then SIGKILL after 5 s; resolves once the process exited. */
-export async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
-  await exited
-  clearTimeout(timer)
 }

@@ -3,7 +3,7 @@ import type { AnswerResult } from '../../services/contract'
 import { verifyAnswerToken } from '../answer-token'
 import type { GatewayAuth } from '../auth'
 import { GatewayError } from '../errors'
-import { bearerSecurity, errorResponses } from '../schemas'
+import { bearerSecurity, errorResponses, querySchema } from '../schemas'
 import { sessionKeyBelongsTo } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
 
@@ -29,11 +29,7 @@ const schema = {
     additionalProperties: false,
     properties: { id: { type: 'string', minLength: 1, maxLength: 512, description: 'The question id (`pending[].id`).' } },
   },
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: { token: { type: 'string', minLength: 1, maxLength: 128, description: "The token of the question's answerUrl." } },
-  },
+  querystring: querySchema({ token: { type: 'string', minLength: 1, maxLength: 128, description: "The token of the question's answerUrl." } }),
   body: {
     type: 'object',
     required: ['answer'],

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { streamEvents } from '../event-stream'
-import { bearerSecurity, errorResponses, sessionParamsSchema, type SessionParams } from '../schemas'
+import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
-import { existingSession } from './sessions'
+import { existingInvocation } from './sessions'
 
 const schema = {
   summary: "Follow a session's events live (Server-Sent Events)",
@@ -13,11 +13,7 @@ const schema = {
   tags: ['sessions'],
   security: bearerSecurity,
   params: sessionParamsSchema,
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: { after: { type: 'integer', minimum: 0, description: 'Send events with `seq` greater than this. `Last-Event-ID` wins when both are given.' } },
-  },
+  querystring: querySchema({ after: { type: 'integer', minimum: 0, description: 'Send events with `seq` greater than this. `Last-Event-ID` wins when both are given.' } }),
   headers: {
     type: 'object',
     properties: { 'last-event-id': { type: 'string', pattern: '^[0-9]{1,15}$' } },
@@ -40,7 +36,7 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
     { onRequest: auth.requireApiKey, schema },
     async (request, reply) => {
       const key = sessionKey(request.tenant, request.params.sessionId)
-      await existingSession(restate, key)
+      await existingInvocation(restate, key)
       const lastEventId = request.headers['last-event-id']
       const after = lastEventId === undefined ? (request.query.after ?? 0) : Number(lastEventId)
       const gone = new AbortController()

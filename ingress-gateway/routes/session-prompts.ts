@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { SessionRunRequest, SessionRunResult } from '../../services/contract'
 import { GatewayError, RestateCallError } from '../errors'
 import type { RestateClient } from '../restate-client'
-import { bearerSecurity, errorResponses, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
+import { bearerSecurity, errorResponses, querySchema, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
 
@@ -20,11 +20,7 @@ const schema = {
   tags: ['sessions'],
   security: bearerSecurity,
   params: sessionParamsSchema,
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: { wait: { type: 'boolean', default: false, description: 'Wait for the run to end and return its result.' } },
-  },
+  querystring: querySchema({ wait: { type: 'boolean', default: false, description: 'Wait for the run to end and return its result.' } }),
   headers: {
     type: 'object',
     properties: { 'idempotency-key': { type: 'string', minLength: 1, maxLength: 200, description: 'Repeating a request with the same key starts the run only once (kept 1 day).' } },
@@ -64,13 +60,15 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
     async (request, reply) => {
       const { sessionId } = request.params
       const key = sessionKey(request.tenant, sessionId)
-      const before = await restate.getSession(key)
-      const sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
       if (request.query.wait === true) {
+        const sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
         const result = await attachRun(restate, sent.invocationId, reply)
         return reply.status(200).send({ sessionId, invocationId: sent.invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
       }
-      const queued = before.invocation?.status === 'running' && before.invocation.invocationId !== sent.invocationId
+      // Read before sending: a run already in progress means this one is queued behind it.
+      const before = await restate.currentInvocation(key)
+      const sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
+      const queued = before?.status === 'running' && before.invocationId !== sent.invocationId
       return reply.status(202).send({ sessionId, invocationId: sent.invocationId, queued, ...(queued ? { note: QUEUED_NOTE } : {}) })
     },
   )

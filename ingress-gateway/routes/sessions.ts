@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import type { PendingQuestion, SessionView } from '../../services/contract'
+import type { CurrentInvocation, PendingQuestion, SessionView } from '../../services/contract'
 import { answerUrl } from '../answer-token'
 import { GatewayError, RestateCallError } from '../errors'
 import type { RestateClient } from '../restate-client'
@@ -72,9 +72,8 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
       },
     },
     async (request, reply) => {
-      const view = await existingSession(restate, sessionKey(request.tenant, request.params.sessionId))
-      const invocation = view.invocation
-      if (invocation?.status !== 'running') throw new GatewayError('nothing_running', `session ${request.params.sessionId} has no running invocation`)
+      const invocation = await existingInvocation(restate, sessionKey(request.tenant, request.params.sessionId))
+      if (invocation.status !== 'running') throw new GatewayError('nothing_running', `session ${request.params.sessionId} has no running invocation`)
       try {
         await restate.cancel(invocation.invocationId)
       } catch (error) {
@@ -89,8 +88,22 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
 }
 
 /** The session's view, or 404 `session_not_found` for a key that never ran (another tenant's session included). */
-export async function existingSession(restate: RestateClient, key: string): Promise<SessionView> {
+async function existingSession(restate: RestateClient, key: string): Promise<SessionView> {
   const view = await restate.getSession(key)
-  if (!view.exists) throw new GatewayError('session_not_found', `session ${key.slice(key.indexOf('~') + 1)} not found`)
+  if (!view.exists) throw notFound(key)
   return view
+}
+
+/**
+ * The session's current (or last) invocation, or 404 `session_not_found` for a key that never ran. A run records its
+ * invocation before anything else, so this answers "does the session exist" without loading the session.
+ */
+export async function existingInvocation(restate: RestateClient, key: string): Promise<CurrentInvocation> {
+  const invocation = await restate.currentInvocation(key)
+  if (invocation === undefined) throw notFound(key)
+  return invocation
+}
+
+function notFound(key: string): GatewayError {
+  return new GatewayError('session_not_found', `session ${key.slice(key.indexOf('~') + 1)} not found`)
 }

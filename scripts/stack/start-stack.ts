@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url'
 import { ensureIdentityKeys } from './identity-keys'
 import { restateServerBinary } from './restate-binary'
 import { registerDeployment } from './register-deployment'
+import { restateListenEnv, restateUrls, waitForRestate } from './restate-server'
 import type { StackConfig } from './stack-config'
 import { supervise } from './supervisor'
 import type { ProcessHandle } from './supervisor'
@@ -29,8 +30,7 @@ function tsx(rootDir: string, script: string): { command: string; args: string[]
  */
 export async function startStack(config: StackConfig, onFatal: (reason: string) => void, extraEnv: NodeJS.ProcessEnv = {}, log?: (name: string, line: string) => void, processes: ProcessHandle[] = []): Promise<RunningStack> {
   const logged = log ? { log } : {}
-  const adminUrl = `http://127.0.0.1:${config.adminPort}`
-  const ingressUrl = `http://127.0.0.1:${config.ingressPort}`
+  const { adminUrl, ingressUrl } = restateUrls(config)
   const keys = await ensureIdentityKeys(join(config.dataDir, 'keys'))
   const stop = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
   processes.push(supervise({
@@ -44,16 +44,11 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
       ...extraEnv,
       RESTATE_LOG_FILTER: process.env.RESTATE_LOG_FILTER ?? 'warn',
       RESTATE_BASE_DIR: config.dataDir,
-      RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${config.adminPort}`,
-      RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${config.ingressPort}`,
-      RESTATE_BIND_ADDRESS: `127.0.0.1:${config.fabricPort}`,
-      RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${config.fabricPort}/`,
-      RESTATE_LISTEN_MODE: 'tcp',
+      ...restateListenEnv(config),
       RESTATE_WORKER__INVOKER__REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE: keys.privateKeyPath,
     },
   }, onFatal))
-  await waitUntil(() => isHealthy(`${adminUrl}/health`), 60_000, 'the Restate admin API')
-  await waitUntil(() => isHealthy(`${ingressUrl}/restate/health`), 60_000, 'the Restate ingress')
+  await waitForRestate({ adminUrl, ingressUrl }, 60_000)
   processes.push(supervise({
     name: 'services',
     ...tsx(config.rootDir, 'services/endpoint.ts'),

@@ -62,14 +62,21 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
       backoffMs = 100
       start()
     },
-    stop: () => new Promise(resolve => {
+    stop: async () => {
       stopping = true
-      if (!child || child.exitCode !== null || child.signalCode !== null) return resolve()
-      const timer = setTimeout(() => child?.kill('SIGKILL'), 5_000)
-      child.once('exit', () => { clearTimeout(timer); resolve() })
-      child.kill('SIGTERM')
-    }),
+      if (child) await stopProcess(child)
+    },
   }
+}
+
+/** SIGTERM, then SIGKILL after 5 s; resolves once the process exited. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+  await exited
+  clearTimeout(timer)
 }
 
 function printLine(name: string, line: string): void {

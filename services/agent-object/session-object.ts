@@ -3,9 +3,10 @@ import { createAgent } from 'zidane'
 import type { AgentStats } from 'zidane'
 import { isRestateCancellation, restateRuntime, restateSessionStore, restateSpawnTool } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
+import type { SessionData } from 'zidane/session'
 import { createBuiltinTools } from 'zidane/tools'
 import { loadServicesConfig } from '../config'
-import type { CurrentInvocation, PendingQuestion, SessionEvent, SessionEventsRequest, SessionRunRequest, SessionRunResult, SessionView } from '../contract'
+import type { CurrentInvocation, PendingQuestion, SessionEvent, SessionEventsRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView } from '../contract'
 import { CHILD_SERVICE, SESSION_SERVICE } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
@@ -68,29 +69,34 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest):
   return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
 }
 
-async function readView(ctx: restate.ObjectSharedContext): Promise<{ view: SessionView; events: () => SessionEvent[] }> {
-  const session = await loadSession(restateSessionStore(ctx, { readOnly: true }), ctx.key)
+/** What the shared `get` handler returns, read without blocking a running invocation. */
+async function readView(ctx: restate.ObjectSharedContext): Promise<SessionView> {
+  const session = await readSession(ctx)
   const pending = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
   const invocation = await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_KEY)
-  const data = session?.toJSON() ?? null
-  return { view: buildSessionView(ctx.key, data, pending, invocation), events: () => deriveEvents(data, pending, invocation) }
+  return buildSessionView(ctx.key, session, pending, invocation)
+}
+
+async function readSession(ctx: restate.ObjectSharedContext): Promise<SessionData | null> {
+  return (await loadSession(restateSessionStore(ctx, { readOnly: true }), ctx.key))?.toJSON() ?? null
 }
 
 const timeouts = { inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }
 
 /**
  * The agent session: one virtual object per session key (`<tenant>~<sessionId>`). `run` is exclusive (one run at
- * a time; later prompts queue), `get`, `pending` and `events` are shared and never block a running invocation.
+ * a time; later prompts queue), `get`, `invocation`, `pending` and `events` are shared and never block a running invocation.
  */
 export const sessionObject = restate.object({
   name: SESSION_SERVICE,
   handlers: {
     run: restate.handlers.object.exclusive(timeouts, runSession),
-    get: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionView> => (await readView(ctx)).view),
+    get: restate.handlers.object.shared(readView),
+    invocation: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_KEY)) ?? null),
     pending: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),
     events: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: SessionEventsRequest | null): Promise<SessionEvent[]> => {
       const after = request?.after ?? 0
-      return (await readView(ctx)).events().filter(event => event.seq > after).slice(0, request?.limit ?? 100)
+      return deriveEvents(await readSession(ctx)).filter(event => event.seq > after).slice(0, request?.limit ?? 100)
     }),
   },
   options: timeouts,

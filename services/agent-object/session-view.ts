@@ -38,12 +38,13 @@ export function buildSessionView(key: string, session: SessionData | null, pendi
  * Derives the session's ordered event log from its turns and runs. Turns and runs are append-only, so the log only
  * grows at its end and a `seq` always names the same event: clients resume from `Last-Event-ID`.
  */
-export function deriveEvents(session: SessionData | null, pending: PendingQuestion[], invocation: CurrentInvocation | null): SessionEvent[] {
+export function deriveEvents(session: SessionData | null): SessionEvent[] {
   const events: Omit<SessionEvent, 'seq'>[] = []
   const runs = new Map((session?.runs ?? []).map(run => [run.id, run]))
   const started = new Set<string>()
   const toolNames = new Map<string, string>()
   const openTurns: OpenTurn[] = []
+  const lastTurnOfRun = new Map((session?.turns ?? []).map(turn => [turn.runId, turn.id]))
   for (const turn of session?.turns ?? []) {
     const run = runs.get(turn.runId)
     if (run && !started.has(run.id)) {
@@ -62,12 +63,10 @@ export function deriveEvents(session: SessionData | null, pending: PendingQuesti
       }
     }
     if (turn.role === 'assistant') openTurn(openTurns, turn, events)
-    if (run && run.endedAt !== undefined && isLastTurnOfRun(session, turn.id, run.id)) {
+    if (run && run.endedAt !== undefined && lastTurnOfRun.get(run.id) === turn.id) {
       events.push(run.label ? { type: 'child:end', at: run.endedAt, data: { runId: run.id, label: run.label, status: run.status } } : { type: 'run:end', at: run.endedAt, data: { runId: run.id, status: run.status, text: run.text ?? '' } })
     }
   }
-  void pending
-  void invocation
   return events.map((event, index) => ({ ...event, seq: index + 1 }))
 }
 
@@ -88,10 +87,4 @@ function closeCall(openTurns: OpenTurn[], callId: string, at: number, events: Om
   if (open.calls.size > 0) return
   openTurns.splice(index, 1)
   events.push({ type: 'turn:end', at, data: { runId: open.runId, turnId: open.turnId } })
-}
-
-function isLastTurnOfRun(session: SessionData | null, turnId: string, runId: string): boolean {
-  const turns = session?.turns ?? []
-  for (let index = turns.length - 1; index >= 0; index--) if (turns[index]?.runId === runId) return turns[index]?.id === turnId
-  return false
 }

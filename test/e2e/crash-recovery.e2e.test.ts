@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { INTERRUPTED_TOOL_TEXT } from 'zidane'
 import { start } from '../helpers/anthropic-server'
 import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../helpers/anthropic-server'
+import { waitFor as pollUntilDefined } from '../helpers/restate/restate-harness'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
@@ -35,14 +36,9 @@ function toolCall(name: string, input: Record<string, string>): ScriptedResponse
   return { kind: 'message', content: [{ type: 'tool_use', name, input }], usage: { input_tokens: 40, output_tokens: 8 } }
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error('timed out')
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
+/** Polls `probe` (every 50 ms) until it yields a value; the harness's poller with this file's timeout. */
+function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 40_000): Promise<T> {
+  return pollUntilDefined(probe, timeoutMs, 'the e2e condition')
 }
 
 describe('crashes of the services process', () => {

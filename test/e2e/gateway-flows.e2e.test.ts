@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor as pollUntilDefined } from '../helpers/restate/restate-harness'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
@@ -9,14 +10,9 @@ async function json<T>(response: Response): Promise<T> {
   return (await response.json()) as T
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error('timed out')
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
+/** Polls `probe` (every 50 ms) until it yields a value; the harness's poller with this file's timeout. */
+function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+  return pollUntilDefined(probe, timeoutMs, 'the e2e condition')
 }
 
 describe('the stack over HTTP', () => {

@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { afterEach } from 'vitest'
 import { join } from 'node:path'
+import { freeStackPortsEnv } from '../../scripts/stack/free-port'
 import { loadStackConfig } from '../../scripts/stack/stack-config'
 import { startStack } from '../../scripts/stack/start-stack'
 import type { RunningStack } from '../../scripts/stack/start-stack'
 import type { ProcessHandle } from '../../scripts/stack/supervisor'
-import { freePort } from './restate/restate-harness'
 
 /** A whole stack (Restate server, services, gateway as separate processes) on free ports, for end-to-end tests. */
 export interface TestStack extends RunningStack {
@@ -26,8 +26,7 @@ export interface TestStack extends RunningStack {
 export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'zidane-e2e-'))
   const apiKeys: [string, string] = ['tenant-a-key-0123456789', 'tenant-b-key-0123456789']
-  const ports = { RESTATE_INGRESS_PORT: await freePort(), RESTATE_ADMIN_PORT: await freePort(), RESTATE_FABRIC_PORT: await freePort(), SERVICES_PORT: await freePort(), GATEWAY_PORT: await freePort() }
-  const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: apiKeys.join(','), ...Object.fromEntries(Object.entries(ports).map(([key, value]) => [key, String(value)])) })
+  const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: apiKeys.join(','), ...(await freeStackPortsEnv()) })
   const fatal: string[] = []
   const output: string[] = []
   const keep = (name: string, line: string): void => { output.push(`[${name}] ${line}`); if (output.length > 2_000) output.shift() }

@@ -40,7 +40,7 @@ describe('GET /v1/sessions/:sessionId/events', () => {
 
   beforeAll(async () => {
     restate = await startFakeRestate()
-    restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: { exists: true } })
+    restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } })
     restate.on(`POST ${SESSION_PATH}/events`, (request) => {
       const { after = 0, limit = 100 } = request.body as SessionEventsRequest
       return { status: 200, body: log.filter((entry) => entry.seq > after).slice(0, limit) }
@@ -78,7 +78,7 @@ describe('GET /v1/sessions/:sessionId/events', () => {
 
   it('answers errors as JSON before streaming: 404 when the session does not exist', async () => {
     const missingPath = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'missing'))}`
-    restate.on(`POST ${missingPath}/get`, { status: 200, body: { exists: false } })
+    restate.on(`POST ${missingPath}/invocation`, { status: 200, body: null })
     const missing = await fetch(`${base}/v1/sessions/missing/events`, { headers: bearer(KEY_A) })
     expect(missing.status).toBe(404)
     expect(await missing.json()).toEqual({ error: { code: 'session_not_found', message: 'session missing not found' } })
@@ -90,7 +90,7 @@ describe('GET /v1/sessions/:sessionId/events', () => {
   it('keeps the stream open through a Restate outage and says so once', async () => {
     const flakyPath = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'flaky'))}`
     let calls = 0
-    restate.on(`POST ${flakyPath}/get`, { status: 200, body: { exists: true } })
+    restate.on(`POST ${flakyPath}/invocation`, { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } })
     restate.on(`POST ${flakyPath}/events`, () => (++calls <= 2 ? { status: 503, body: { message: 'starting' } } : { status: 200, body: [event(1)] }))
     const { frames } = await readEvents(`${base}/v1/sessions/flaky/events`, bearer(KEY_A), 1)
     const errors = frames.filter((frame) => frame.startsWith('event: gateway:error'))

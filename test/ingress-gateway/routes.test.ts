@@ -42,7 +42,7 @@ describe('routes against a stand-in Restate', () => {
 
   describe('POST /v1/sessions/:sessionId/prompts', () => {
     it('sends the run to the tenant-scoped object key with only content-type and idempotency-key', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: MISSING })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: null })
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
       const response = await app.inject({
         method: 'POST',
@@ -63,7 +63,7 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('reports queued (with a note) while another invocation runs', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: view().invocation })
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'next' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(202)
@@ -71,7 +71,7 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('is not queued behind itself when an idempotent repeat returns the running invocation', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: view().invocation })
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 200, body: { invocationId: 'inv_1', status: 'PreviouslyAccepted' } })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p' }, headers: { ...bearer(KEY_A), 'idempotency-key': 'k' } })
       expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_1', queued: false })
@@ -79,7 +79,7 @@ describe('routes against a stand-in Restate', () => {
 
     it('?wait=true attaches and returns the result', async () => {
       const result: SessionRunResult = { sessionId: KEY_OF_A, status: 'completed', text: 'done', stats: { runId: 'r2', turns: 1, costUsd: 0.1 } as SessionRunResult['stats'] }
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: MISSING })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: null })
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_3' } })
       restate.on('GET /restate/invocation/inv_3/attach', { status: 200, body: result })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
@@ -88,7 +88,7 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('?wait=true maps a cancelled run to 409 run_cancelled and a terminal failure to 500 run_failed', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: MISSING })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: null })
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_4' } })
       restate.on('GET /restate/invocation/inv_4/attach', { status: 409, body: { code: 409, message: 'Cancelled', source: 'invocation' } })
       const cancelled = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
@@ -101,7 +101,7 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('maps an unexpected Restate error (service not registered) to 502 restate_error', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 404, body: { message: 'service session not found' } })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 404, body: { message: 'service session not found' } })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(502)
       expect(response.json().error).toEqual({ code: 'restate_error', message: 'Restate answered 404: service session not found' })
@@ -137,7 +137,7 @@ describe('routes against a stand-in Restate', () => {
 
   describe('POST /v1/sessions/:sessionId/cancel', () => {
     it('cancels the running invocation through the admin API', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: view().invocation })
       restate.on('PATCH /admin/invocations/inv_1/cancel', { status: 202 })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(202)
@@ -146,11 +146,11 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('409 nothing_running when no invocation runs, or it ended meanwhile', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view({ invocation: { invocationId: 'inv_1', status: 'completed', startedAt: 1, endedAt: 2 } }) })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: { invocationId: 'inv_1', status: 'completed', startedAt: 1, endedAt: 2 } })
       const idle = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
       expect(idle.statusCode).toBe(409)
       expect(idle.json().error.code).toBe('nothing_running')
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: view().invocation })
       restate.on('PATCH /admin/invocations/inv_1/cancel', { status: 409, body: { message: 'already completed' } })
       const raced = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
       expect(raced.statusCode).toBe(409)
@@ -158,7 +158,7 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('404 when the session does not exist', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: MISSING })
+      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: null })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(404)
     })

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process'
-import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import http2 from 'node:http2'
 import net from 'node:net'
@@ -11,7 +10,8 @@ import { afterEach } from 'vitest'
 import { restateServerBinary } from '../../../scripts/stack/restate-binary'
 import { freePort } from '../../../scripts/stack/free-port'
 import { registerDeployment } from '../../../scripts/stack/register-deployment'
-import { isHealthy, waitUntil } from '../../../scripts/stack/wait'
+import { restateListenEnv, restateUrls, waitForRestate } from '../../../scripts/stack/restate-server'
+import { stopProcess } from '../../../scripts/stack/supervisor'
 
 /** Options of `startRestateHarness`. */
 export interface RestateHarnessOptions {
@@ -89,11 +89,7 @@ export async function startRestateHarness(options: RestateHarnessOptions = {}): 
       RESTATE_BASE_DIR: baseDir,
       RESTATE_NODE_NAME: 'zidane-test',
       RESTATE_CLUSTER_NAME: `zidane-test-${fabricPort}`,
-      RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${adminPort}`,
-      RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${ingressPort}`,
-      RESTATE_BIND_ADDRESS: `127.0.0.1:${fabricPort}`,
-      RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${fabricPort}/`,
-      RESTATE_LISTEN_MODE: 'tcp',
+      ...restateListenEnv({ adminPort, ingressPort, fabricPort }),
       RESTATE_DEFAULT_NUM_PARTITIONS: '2',
       RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms',
       RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms',
@@ -106,8 +102,7 @@ export async function startRestateHarness(options: RestateHarnessOptions = {}): 
   })
   server.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
   server.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
-  const adminUrl = `http://127.0.0.1:${adminPort}`
-  const ingressUrl = `http://127.0.0.1:${ingressPort}`
+  const { adminUrl, ingressUrl } = restateUrls({ adminPort, ingressPort })
   const endpointRef: { server?: http2.Http2Server } = {}
   const stop = async (): Promise<void> => {
     endpointRef.server?.close()
@@ -115,8 +110,7 @@ export async function startRestateHarness(options: RestateHarnessOptions = {}): 
     await rm(baseDir, { recursive: true, force: true })
   }
   try {
-    await waitUntil(() => isHealthy(`${adminUrl}/health`), 30_000, 'restate admin /health')
-    await waitUntil(() => isHealthy(`${ingressUrl}/restate/health`), 30_000, 'restate ingress /restate/health')
+    await waitForRestate({ adminUrl, ingressUrl }, 30_000)
   } catch (error) {
     await stop()
     throw new Error(`restate-server did not become healthy:\n${output}`, { cause: error })
@@ -175,14 +169,6 @@ function buildHarness(adminUrl: string, ingressUrl: string, logs: () => string, 
   }
 }
 
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
-  await exited
-  clearTimeout(timer)
-}
 
 interface TestcontainersEnvironment { baseUrl(): string; adminAPIBaseUrl(): string; stop(): Promise<void> }
 interface TestcontainersModule { RestateTestEnvironment: { start(options: { services: unknown[]; alwaysReplay?: boolean }): Promise<TestcontainersEnvironment> } }
