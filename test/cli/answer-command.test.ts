@@ -1,21 +1,16 @@
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { stepKey } from 'zidane/durable'
 import { createSqliteRuntime } from 'zidane/durable/sqlite'
 import { main } from '../../src/cli/main'
 import { parseAnswerArgs } from '../../src/cli/answer-command'
+import { captureIo } from './capture-io'
 
 function io() {
-  const stdout = new PassThrough()
-  const stderr = new PassThrough()
-  let out = ''
-  let err = ''
-  stdout.on('data', chunk => { out += String(chunk) })
-  stderr.on('data', chunk => { err += String(chunk) })
-  return { io: { stdin: new PassThrough(), stdout, stderr, env: {}, cwd: tmpdir() }, out: () => out, err: () => err }
+  const captured = captureIo({ tty: false, cwd: tmpdir() })
+  return { io: captured, out: captured.out, err: captured.err }
 }
 
 describe('zidane answer', () => {

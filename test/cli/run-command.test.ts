@@ -1,27 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
 import type { ToolDef } from 'zidane'
 import { createSqliteRuntime } from 'zidane/durable/sqlite'
 import { demoProvider } from 'zidane/providers'
 import { main } from '../../src/cli/main'
-import type { CliIo } from '../../src/cli/run-command'
+import { captureIo } from './capture-io'
 
 let dir: string | undefined
 afterEach(() => { if (dir) rmSync(dir, { recursive: true, force: true }); dir = undefined })
 
-function io(tty: boolean): CliIo & { out: () => string; err: () => string; input: PassThrough } {
-  const stdin = Object.assign(new PassThrough(), { isTTY: tty })
-  const stdout = new PassThrough()
-  const stderr = new PassThrough()
-  let out = ''
-  let err = ''
-  stdout.on('data', chunk => { out += String(chunk) })
-  stderr.on('data', chunk => { err += String(chunk) })
-  return { stdin, stdout, stderr, env: {}, cwd: (dir ??= mkdtempSync(join(tmpdir(), 'zidane-cli-'))), out: () => out, err: () => err, input: stdin }
+function io(tty: boolean): ReturnType<typeof captureIo> {
+  return captureIo({ tty, cwd: (dir ??= mkdtempSync(join(tmpdir(), 'zidane-cli-'))) })
 }
 
 /** Leaves session `s` with a run of the CLI's demo model interrupted mid-tool (a `list_files` that never returns), as a killed process would. */
