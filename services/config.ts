@@ -8,10 +8,19 @@ export interface ServicesConfig {
   identityKeys: string[]
   workspaceRoot: string
   maxChildDepth: number
-  /** Restate inactivity timeout of the agent handlers: a model call or tool step may run this long without a journal write. */
+  /**
+   * Restate inactivity timeout of the agent handlers (default 60 s): an invocation that waits (on a question, on its
+   * children, on a timer) this long without journal progress is suspended and holds no process. 0 suspends at every
+   * await (the always-replay test mode).
+   */
   inactivityTimeoutMs: number
-  /** Restate abort timeout after the inactivity timeout fired. */
+  /**
+   * Restate abort timeout (default 30 min), counted from the inactivity timeout: how long a step that is still running
+   * (a model call, a tool) may take beyond it before Restate aborts the attempt and retries.
+   */
   abortTimeoutMs: number
+  /** Test-only: a file naming the journal boundary at which the process kills itself (`boundaryProbe`). */
+  killPlanFile: string | undefined
   questionTimeoutMs: number | undefined
   defaultMaxTurns: number
   maxCostUsd: number | undefined
@@ -32,10 +41,11 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     identityKeys: (env.RESTATE_IDENTITY_KEYS ?? '').split(',').map(key => key.trim()).filter(Boolean),
     workspaceRoot: env.ZIDANE_WORKSPACE_ROOT ?? join(process.cwd(), '.zidane', 'workspaces'),
     maxChildDepth: numberFrom(env.ZIDANE_MAX_CHILD_DEPTH, 2),
-    inactivityTimeoutMs: numberFrom(env.ZIDANE_INACTIVITY_TIMEOUT_MS, 15 * 60_000),
+    inactivityTimeoutMs: numberFrom(env.ZIDANE_INACTIVITY_TIMEOUT_MS, 60_000),
     abortTimeoutMs: numberFrom(env.ZIDANE_ABORT_TIMEOUT_MS, 30 * 60_000),
     questionTimeoutMs: questionTimeoutMs > 0 ? questionTimeoutMs : undefined,
     defaultMaxTurns: numberFrom(env.ZIDANE_MAX_TURNS, 50),
     maxCostUsd: maxCostUsd > 0 ? maxCostUsd : undefined,
+    killPlanFile: env.ZIDANE_TEST_KILL_PLAN || undefined,
   }
 }

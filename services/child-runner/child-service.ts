@@ -5,6 +5,8 @@ import { restateRuntime, restateSpawnTool } from 'zidane/restate'
 import type { ChildRunRequest, ChildRunResult, MergedChild } from 'zidane/restate'
 import { createSession } from 'zidane/session'
 import { createBuiltinTools } from 'zidane/tools'
+import { boundaryProbe } from '../boundary-probe'
+import { withErrorBoundary } from '../handler-boundary'
 import { loadServicesConfig } from '../config'
 import { CHILD_SERVICE } from '../contract'
 import { servicesProvider } from '../model-provider'
@@ -22,7 +24,7 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
     const error = `Sub-agent depth ${request.depth} is above the maximum of ${config.maxChildDepth}; the task was not run.`
     return { text: '', status: 'error', error, stats: refusedStats(request, startedAt), turns: [], startedAt, endedAt: startedAt }
   }
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, ...boundaryProbe() })
   const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, clock: { now: () => startedAt } })
   const merged: MergedChild[] = []
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
@@ -45,7 +47,7 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
 export const childService = restate.service({
   name: CHILD_SERVICE,
   handlers: {
-    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, runChild),
+    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, async (ctx: restate.Context, request: ChildRunRequest) => withErrorBoundary(() => runChild(ctx, request), async () => undefined)),
   },
 })
 

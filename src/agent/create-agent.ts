@@ -4,9 +4,10 @@ import type { DurableRuntime, InterruptedRun } from '../durable/runtime'
 import { ConfigurationError, RunTakenOverError, SessionError } from '../errors/zidane-error'
 import { findOpenToolCalls, HEAL_TEXT } from '../session/heal'
 import { createSession, loadSession } from '../session/session'
-import type { Session } from '../session/session'
+import type { Session, SessionClock } from '../session/session'
 import type { SessionRun } from '../session/types'
 import type { ToolDef } from '../tools/tool'
+import { fireHook } from './fire-hook'
 import { appendMessage } from './history'
 import { buildStats, checkpointMismatch, limitsFor, nextRunId, resumeRunState, startRunState } from './run-lifecycle'
 import { RunControl } from './run-control'
@@ -29,12 +30,14 @@ function resolveDurable(option: DurableOption | undefined): ResolvedDurable {
  */
 export function createAgent(options: CreateAgentOptions): Agent {
   const { runtime, onInterrupted } = resolveDurable(options.durable)
+  assertSessionStore(options, runtime)
   const hooks = createHooks<AgentHooks>()
   if (options.hooks) hooks.addHooks(options.hooks)
   const tools = new Map<string, ToolDef>((options.tools ?? []).map(tool => [tool.spec.name, tool]))
   const depth = options.depth ?? 0
   let journaledTime = 0
-  const clock = { now: () => journaledTime || Date.now() }
+  // Replay-stable on durable runtimes: the latest journaled time, else a read of the runtime's own clock.
+  const clock = { now: (): number | Promise<number> => (journaledTime > 0 ? journaledTime : runtime.now()) }
   let sessionPromise: Promise<Session> | undefined
   let control: RunControl | undefined
 
@@ -49,8 +52,10 @@ export function createAgent(options: CreateAgentOptions): Agent {
     await current.setStatus('running')
     await current.appendTurns([{ id: `${state.runId}-u`, runId: state.runId, role: 'user', content: [{ type: 'text', text: state.prompt }], createdAt: state.startedAt }])
     appendMessage(state.messages, 'user', [{ type: 'text', text: state.prompt }])
-    const outcome = await runLoopSafely(state, buildLoopEnv(current, runControl, state.resumed))
-    return finish(current, state, record, outcome)
+    const outcome = await runLoopSafely(state, buildLoopEnv(current, runControl, state))
+    // A hook fired without waiting that failed during the last turn still fails the run.
+    const hookFailure = outcome.status === 'completed' ? state.hookFailure : undefined
+    return finish(current, state, record, hookFailure === undefined ? outcome : { status: 'error', reason: hookFailure })
   }
 
   const runLoopSafely = async (state: RunState, env: LoopEnv): Promise<LoopOutcome> => {
@@ -62,13 +67,13 @@ export function createAgent(options: CreateAgentOptions): Agent {
     }
   }
 
-  const buildLoopEnv = (current: Session, runControl: RunControl, resumed: boolean): LoopEnv => ({
+  const buildLoopEnv = (current: Session, runControl: RunControl, state: RunState): LoopEnv => ({
     runtime,
     tools,
     hooks,
     behavior: options.behavior ?? {},
     session: current,
-    toolState: runtime.stores.toolState,
+    toolState: options.toolState ?? runtime.stores.toolState,
     extras: options.toolExtras ?? {},
     canUseTool: options.canUseTool,
     requestInteraction: options.requestInteraction,
@@ -80,16 +85,16 @@ export function createAgent(options: CreateAgentOptions): Agent {
     journaledTime: () => journaledTime,
     provider: options.provider,
     system: options.system,
-    markLive: replayDoneNotifier(resumed),
+    markLive: replayDoneNotifier(state),
   })
 
   /** Fires `replay:done` once, when the first step of a resumed run executes live. */
-  const replayDoneNotifier = (resumed: boolean): (() => void) => {
-    let pending = resumed
+  const replayDoneNotifier = (state: RunState): (() => void) => {
+    let pending = state.resumed
     return () => {
       if (!pending) return
       pending = false
-      void hooks.callHook('replay:done', {})
+      fireHook(hooks, state, 'replay:done', {})
     }
   }
 
@@ -204,12 +209,18 @@ export function createAgent(options: CreateAgentOptions): Agent {
   }
 }
 
-async function openSession(options: CreateAgentOptions, runtime: DurableRuntime, clock: { now: () => number }): Promise<Session> {
+/** Refuses, at once, a session stored elsewhere than the durable runtime's store: its writes would miss the journal. */
+function assertSessionStore(options: CreateAgentOptions, runtime: DurableRuntime): void {
+  const store = options.session?.store
+  if (!runtime.durable || store === undefined || store === runtime.stores.session) return
+  throw new ConfigurationError('The session passed to createAgent is stored elsewhere than durable.stores.session; load it from the runtime\'s store.', 'session_store_mismatch')
+}
+
+async function openSession(options: CreateAgentOptions, runtime: DurableRuntime, clock: SessionClock): Promise<Session> {
   const store = runtime.stores.session
   if (options.session) {
-    if (runtime.durable && options.session.store !== undefined && options.session.store !== store) {
-      throw new ConfigurationError('The session passed to createAgent is stored elsewhere than durable.stores.session; load it from the runtime\'s store.', 'session_store_mismatch')
-    }
+    // Heal turns and header stamps land in journaled state: on a durable runtime they must come from its clock.
+    if (runtime.durable) options.session.useClock(clock)
     return options.session
   }
   if (options.sessionId !== undefined) {

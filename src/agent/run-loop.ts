@@ -6,6 +6,7 @@ import { textOf } from '../providers/content'
 import type { ModelResponse, Provider } from '../providers/provider'
 import type { Session } from '../session/session'
 import { compactTail } from './compaction'
+import { fireHook } from './fire-hook'
 import { appendMessage } from './history'
 import type { ModelStepRecord } from './model-step'
 import { executeModelStep } from './model-step'
@@ -48,6 +49,7 @@ export async function runTurnLoop(state: RunState, env: LoopEnv): Promise<LoopOu
 }
 
 function checkBeforeTurn(state: RunState, env: LoopEnv): LoopOutcome | undefined {
+  if (state.hookFailure !== undefined) return { status: 'error', reason: state.hookFailure }
   if (env.isSuspending()) return { status: 'suspended' }
   if (env.isAborted()) return { status: 'aborted', reason: 'aborted' }
   if (state.turn >= state.limits.maxTurns) return { status: 'limit', reason: `maxTurns ${state.limits.maxTurns} reached` }
@@ -81,7 +83,7 @@ async function requestModel(state: RunState, env: LoopEnv): Promise<ModelStepRec
       tools: [...env.tools.values()].map(tool => tool.spec),
       behavior: env.behavior,
       signal: env.modelSignal,
-      onDelta: delta => { void env.hooks.callHook('model:delta', { runId: state.runId, turn, delta }) },
+      onDelta: delta => { fireHook(env.hooks, state, 'model:delta', { runId: state.runId, turn, delta }) },
     })
   })
 }
@@ -89,7 +91,7 @@ async function requestModel(state: RunState, env: LoopEnv): Promise<ModelStepRec
 function compactMessages(state: RunState, env: LoopEnv): RunState['messages'] {
   if (env.behavior.compactStrategy !== 'tail') return state.messages
   const { messages, dropped } = compactTail(state.messages, env.behavior.compactBudgetTokens ?? 100_000)
-  if (dropped > 0) void env.hooks.callHook('compact', { runId: state.runId, turn: state.turn, droppedTurns: dropped })
+  if (dropped > 0) fireHook(env.hooks, state, 'compact', { runId: state.runId, turn: state.turn, droppedTurns: dropped })
   return messages
 }
 

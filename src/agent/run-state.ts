@@ -25,6 +25,8 @@ export interface RunState {
   lastText: string
   /** Cost of the last model response: the estimate of the next request's cost for the budget check. */
   lastModelCostUsd: number
+  /** Set when a hook fired without waiting failed (`fireHook`): the run fails at its next boundary. */
+  hookFailure?: string
 }
 
 /** Totals with every count at zero. */

@@ -8,6 +8,8 @@ import type { Session } from '../session/session'
 import type { ToolStateStore } from '../session/types'
 import type { ToolContext, ToolDef, ToolResult } from '../tools/tool'
 import { toToolResult } from '../tools/tool'
+import { stageToolState } from '../tools/staged-tool-state'
+import type { StagedToolState, ToolStateWrites } from '../tools/staged-tool-state'
 import { validateToolInput } from './input-validator'
 import { capToolResult } from './cap-tool-result'
 import { persistLargeOutput } from './persist-output'
@@ -22,6 +24,8 @@ export interface ToolStepRecord extends ToolResult {
   costUsd?: number
   /** When the call finished, read inside the step (journaled with it). */
   endedAt?: number
+  /** Tool-state writes the call made, applied after its step (see `stageToolState`). */
+  toolState?: ToolStateWrites
 }
 
 /** What executing tools needs from the agent. */
@@ -42,16 +46,22 @@ export interface ToolExecutionEnv {
   markLive: () => void
 }
 
-/** Starts one call: a journaled step, or the tool's own journaling for `journal: 'self'` tools. Returns the runtime's promise untouched. */
-export function startToolCall(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, resuming: (call: ToolUseBlock) => void): Promise<ToolStepRecord> {
+/**
+ * Starts one call: a journaled step, or the tool's own journaling for `journal: 'self'` tools. Returns the runtime's
+ * promise untouched. With a tool-state `snapshot` (a store that can be staged), the call reads the snapshot and its
+ * writes ride on the journaled record; the caller applies them after the step.
+ */
+export function startToolCall(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, resuming: (call: ToolUseBlock) => void, snapshot?: ToolStateWrites): Promise<ToolStepRecord> {
   const tool = env.tools.get(call.name)
   if (tool?.journal === 'self') return startSelfJournaled(state, env, call, tool)
   return env.runtime.step(stepKey(state.runId, 'tool', `t${state.turn}`, call.id), async attempt => {
     env.markLive()
     if (attempt.resumed) resuming(call)
     if (attempt.resumed && tool?.replay !== 'safe') return { content: INTERRUPTED_TOOL_TEXT, isError: true, interrupted: true, endedAt: Date.now() }
-    const record = await runToolBody(state, env, call, tool)
-    return { ...record, endedAt: Date.now() }
+    const staged = snapshot ? stageToolState(snapshot) : undefined
+    const record = await runToolBody(state, env, call, tool, staged)
+    const writes = staged?.writes()
+    return { ...record, endedAt: Date.now(), ...(writes ? { toolState: writes } : {}) }
   })
 }
 
@@ -62,14 +72,14 @@ function startSelfJournaled(state: RunState, env: ToolExecutionEnv, call: ToolUs
   return output as Promise<ToolStepRecord>
 }
 
-async function runToolBody(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, tool: ToolDef | undefined): Promise<ToolStepRecord> {
+async function runToolBody(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, tool: ToolDef | undefined, staged: StagedToolState | undefined): Promise<ToolStepRecord> {
   if (!tool) return { content: `Unknown tool: ${call.name}. Available tools: ${[...env.tools.keys()].join(', ')}`, isError: true }
   const denial = await checkDenyRules(env, call)
   if (denial !== undefined) return { content: denial, isError: true }
   const invalid = validateToolInput(tool, call.input)
   if (invalid !== undefined) return { content: invalid, isError: true }
   try {
-    const result = toToolResult(await tool.execute(call.input, buildToolContext(state, env, call)))
+    const result = toToolResult(await tool.execute(call.input, buildToolContext(state, env, call, staged)))
     const persisted = await persistLargeOutput(result, env.behavior.persistDir, state.sessionId, call.id)
     return capToolResult(persisted, env.runtime.defaults.maxToolResultBytes)
   } catch (error) {
@@ -96,8 +106,9 @@ async function checkDenyRules(env: ToolExecutionEnv, call: ToolUseBlock): Promis
   return undefined
 }
 
-/** Builds the context a tool's `execute` receives. */
-export function buildToolContext(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock): ToolContext {
+/** Builds the context a tool's `execute` receives; a staged call sees its staged tool state. */
+export function buildToolContext(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, staged?: StagedToolState): ToolContext {
+  const toolState = staged?.store ?? env.toolState
   const context: ToolContext = {
     callId: call.id,
     toolName: call.name,
@@ -110,7 +121,7 @@ export function buildToolContext(state: RunState, env: ToolExecutionEnv, call: T
     hooks: env.hooks,
     emit: (name, payload) => env.hooks.callHook('tool:event', { runId: state.runId, turn: state.turn, callId: call.id, toolName: call.name, name, payload }),
     extras: env.extras,
-    ...(env.toolState ? { toolState: env.toolState } : {}),
+    ...(toolState ? { toolState } : {}),
     ...(env.session ? { session: env.session } : {}),
   }
   return context

@@ -1,12 +1,14 @@
 import type { JsonValue } from '../durable/json'
 import { stepKey } from '../durable/runtime'
 import type { ToolResultBlock, ToolUseBlock } from '../providers/content'
+import { fireHook } from './fire-hook'
 import { groupToolCalls } from './tool-groups'
 import type { ToolExecutionEnv, ToolStepRecord } from './tool-execution'
 import { startToolCall } from './tool-execution'
 import type { RunState } from './run-state'
-import type { RequestInteraction } from './types'
+import type { RequestInteraction, ToolPermission } from './types'
 import { toToolResult } from '../tools/tool'
+import { applyToolStateWrites, takeToolStateSnapshot } from '../tools/staged-tool-state'
 
 /** What the tool phase of a turn produced: results in the model's order, and whether it stopped early. */
 export interface ToolPhaseOutcome {
@@ -35,9 +37,9 @@ export async function runToolPhase(state: RunState, env: ToolPhaseEnv, calls: re
   for (const group of groupToolCalls(calls, env.tools, maxConcurrent)) {
     stoppedBy = env.isSuspending() ? 'suspend' : env.isAborted() ? 'abort' : undefined
     if (stoppedBy) break
-    const approved = await approveGroup(state, env, group)
-    const runnable = group.filter(call => approved.get(call.id) !== false)
-    for (const call of group) if (approved.get(call.id) === false) records.set(call.id, { content: NOT_APPROVED_TEXT, isError: true })
+    const refused = await decideGroup(state, env, group)
+    const runnable = group.filter(call => !refused.has(call.id))
+    for (const [callId, record] of refused) records.set(callId, record)
     for (const call of runnable) await env.hooks.callHook('tool:start', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name, input: call.input })
     const settled = await runGroup(state, env, runnable)
     runnable.forEach((call, index) => records.set(call.id, settled[index] as ToolStepRecord))
@@ -50,12 +52,16 @@ export async function runToolPhase(state: RunState, env: ToolPhaseEnv, calls: re
 
 async function runGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): Promise<ToolStepRecord[]> {
   const resuming = (call: ToolUseBlock): void => {
-    void env.hooks.callHook('tool:resuming', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name })
+    fireHook(env.hooks, state, 'tool:resuming', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name })
   }
-  const promises = group.map(call => startToolCall(state, env, call, resuming))
+  // Read before the group's steps start: nothing may touch the store inside a step, nor between starting and joining them.
+  const snapshot = group.length > 0 ? await takeToolStateSnapshot(env.toolState) : undefined
+  const promises = group.map(call => startToolCall(state, env, call, resuming, snapshot))
   const joined = promises.length === 1 ? [await (promises[0] as Promise<ToolStepRecord>)] : await env.runtime.all(promises)
   // Tools that journal themselves may resolve to bare output (a string or blocks): normalize after the join.
   const settled: ToolStepRecord[] = joined.map(record => toToolResult(record))
+  // Staged writes land after the steps, in the model's call order: the same state commands on every replay.
+  for (const record of settled) await applyToolStateWrites(env.toolState, record.toolState)
   for (const record of settled) if (typeof record.endedAt === 'number') env.onJournaledTime(record.endedAt)
   // Tools that journal themselves (questions, sub-agents) carry no end time: read the durable clock once for them.
   if (settled.some(record => typeof record.endedAt !== 'number')) env.onJournaledTime(await env.runtime.now())
@@ -73,15 +79,38 @@ function toResultBlock(call: ToolUseBlock, record: ToolStepRecord | undefined): 
   return block
 }
 
-/** Asks a human for the calls whose permission is `'ask'`; the question is sent once and the answer is durable. */
-async function approveGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): Promise<Map<string, boolean>> {
-  const approvals = new Map<string, boolean>()
-  if (!env.canUseTool) return approvals
+/**
+ * Applies `canUseTool` to a group before any of its calls start: denied calls and calls a human did not approve get a
+ * result instead of running. The decisions are journaled (one `decision` step per group), so a policy that answers
+ * differently on a replay cannot change the journal's path; approvals are asked once and their answers are durable.
+ * Tools that journal themselves are covered here too; journaled calls are checked again when their step runs.
+ */
+async function decideGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): Promise<Map<string, ToolStepRecord>> {
+  const refused = new Map<string, ToolStepRecord>()
+  const decisions = await decidePermissions(state, env, group)
   for (const call of group) {
-    const permission = await env.canUseTool({ callId: call.id, name: call.name, input: call.input })
-    if (permission === 'ask') approvals.set(call.id, await requestApproval(state, env, call))
+    const decision = decisions[call.id] ?? 'allow'
+    if (typeof decision === 'object') refused.set(call.id, { content: `Permission denied for ${call.name}: ${decision.deny}`, isError: true })
+    else if (decision === 'ask' && !(await requestApproval(state, env, call))) refused.set(call.id, { content: NOT_APPROVED_TEXT, isError: true })
   }
-  return approvals
+  return refused
+}
+
+async function decidePermissions(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): Promise<Record<string, ToolPermission>> {
+  const canUseTool = env.canUseTool
+  const first = group[0]
+  if (!canUseTool || !first) return {}
+  return env.runtime.step(stepKey(state.runId, 'decision', `t${state.turn}`, first.id, 'permissions'), async () => {
+    const decisions: Record<string, ToolPermission> = {}
+    for (const call of group) decisions[call.id] = normalizePermission(await canUseTool({ callId: call.id, name: call.name, input: call.input }))
+    return decisions
+  })
+}
+
+function normalizePermission(permission: ToolPermission): ToolPermission {
+  if (permission === 'allow' || permission === 'ask') return permission
+  if (permission && typeof permission === 'object' && typeof permission.deny === 'string') return { deny: permission.deny }
+  return 'allow'
 }
 
 async function requestApproval(state: RunState, env: ToolPhaseEnv, call: ToolUseBlock): Promise<boolean> {

@@ -1,3 +1,4 @@
+import type { ToolStateStore } from '../session/types'
 import type { JsonObject } from '../durable/json'
 import type { DurableRuntime } from '../durable/runtime'
 import type { ModelDelta, ModelResponse, Provider, ThinkingConfig } from '../providers/provider'
@@ -93,6 +94,11 @@ export interface CreateAgentOptions {
   tools?: readonly ToolDef[]
   system?: string
   session?: Session
+  /**
+   * Where tools keep state across runs (`ctx.toolState`). Default: the durable runtime's own store
+   * (`durable.stores.toolState`). On Restate, pass `restateToolStateStore(ctx, { key })` to use another state key.
+   */
+  toolState?: ToolStateStore
   sessionId?: string
   durable?: DurableOption
   behavior?: AgentBehavior

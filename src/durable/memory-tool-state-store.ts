@@ -7,5 +7,6 @@ export function createMemoryToolStateStore(): ToolStateStore {
   return {
     get: async key => (values.has(key) ? structuredClone(values.get(key) as JsonObject) : null),
     set: async (key, value) => { values.set(key, structuredClone(value)) },
+    snapshot: async () => structuredClone(Object.fromEntries(values)),
   }
 }

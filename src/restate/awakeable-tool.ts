@@ -7,6 +7,7 @@ import { mapPromise, raceWithTimeout } from './awakeable'
 import type { RestateCombinators } from './runtime'
 import { DEFAULT_RUN_OPTIONS } from './types'
 import type { RestateContextLike, RestateRunOptions } from './types'
+import { journalStep } from './step-scope'
 
 /** The SDK `RestatePromise` statics the tool uses: pass `RestatePromise`. */
 export type AwakeableToolCombinators = Pick<RestateCombinators, 'all' | 'race'>
@@ -58,7 +59,7 @@ export function restateAwakeableTool<T = unknown>(options: RestateAwakeableToolO
     execute(input, toolCtx) {
       const entry = `${name}-${toolCtx.callId || ++seq}-notify`
       const awakeable = ctx.awakeable<T>()
-      const marker = ctx.run<NotifyMarker>(entry, async () => {
+      const marker = journalStep<NotifyMarker>(ctx, entry, async () => {
         await options.notify({ awakeableId: awakeable.id, input, toolCtx })
         return { awakeableId: awakeable.id }
       }, options.runOptions ?? DEFAULT_RUN_OPTIONS)

@@ -11,6 +11,7 @@ import { isRestateCancellation, isRestateControlError } from './errors'
 import type { ReplayTracker } from './replay'
 import { restateSessionStore } from './session'
 import { restateToolStateStore } from './tool-state'
+import { assertOutsideStep, guardContext, isContextInStepError, runInStep } from './step-scope'
 import type { RestateContextLike, RestateRunOptions } from './types'
 import { DEFAULT_RUN_OPTIONS, isObjectContext, isRestatePromiseLike } from './types'
 
@@ -38,6 +39,11 @@ export interface RestateRuntimeOptions {
   idSeed?: string
   /** Durable combinators: pass `RestatePromise`. Without them, steps run one at a time. */
   promises?: RestateCombinators
+  /**
+   * Called right before a step's run command is issued live (not on replay): every step before it is journaled.
+   * A journal boundary a test can stop the process at; keep it synchronous and cheap.
+   */
+  onBoundary?: (key: StepKey) => void
   /** Per-invocation replay tracker: marked live the first time a step's closure actually runs. */
   replayTracker?: ReplayTracker
   /** Resolve an awakeable of another invocation (e.g. an ingress client). Default: `ctx.resolveAwakeable`. */
@@ -81,8 +87,12 @@ export function notifyRuntimeCancelled(runtime: DurableRuntime, error: unknown):
  * The durable runtime of one Restate invocation. Build it inside the handler, once per invocation, and hand it to
  * the agent. Each step is one `ctx.run` entry; a step whose run command an earlier attempt journaled but never
  * completed (the attempt died inside it) runs again with `resumed: true`.
+ *
+ * Misuse is refused, not journaled: while a step's closure runs, every runtime method and every context call of the
+ * runtime's stores throws a `ConfigurationError` (`restate_context_in_step`) naming the step.
  */
-export function restateRuntime(ctx: RestateContextLike, options: RestateRuntimeOptions = {}): DurableRuntime {
+export function restateRuntime(rawCtx: RestateContextLike, options: RestateRuntimeOptions = {}): DurableRuntime {
+  const ctx = guardContext(rawCtx)
   const idSeed = options.idSeed ?? ctx.rand.uuidv4()
   const clock = buildClock(ctx, options.coalesce)
   let uuidCounter = 0
@@ -93,21 +103,31 @@ export function restateRuntime(ctx: RestateContextLike, options: RestateRuntimeO
     defaults: { maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES },
     step: createStepper(ctx, options),
     now: () => clock.now(),
-    uuid: () => deterministicUuid(`${idSeed}:${uuidCounter++}`),
+    uuid: () => {
+      assertOutsideStep('runtime.uuid()')
+      return deterministicUuid(`${idSeed}:${uuidCounter++}`)
+    },
     awakeable: <T>(_key: StepKey, awakeableOptions: { timeoutMs?: number } = {}) => mintAwakeable<T>(ctx, options, awakeableOptions.timeoutMs),
     resolveAwakeable: async (id, value) => resolveAwakeable(ctx, options, id, value),
     all: <T>(promises: readonly Promise<T>[]) => observe(runtime, join(options.promises, 'all', promises, joinInOrder)),
     race: <T>(promises: readonly Promise<T>[]) => observe(runtime, join(options.promises, 'race', promises, values => Promise.race(values))),
     allSettled: <T>(promises: readonly Promise<T>[]) => observe(runtime, join(options.promises, 'allSettled', promises, settleInOrder)),
     sleep: ms => ctx.sleep(ms),
-    isControlError: isRestateControlError,
+    // A context call from inside a step is a bug in the caller's code: it fails the run instead of becoming a tool result.
+    isControlError: error => isRestateControlError(error) || isContextInStepError(error),
   }
   return runtime
 }
 
 function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['coalesce']): { now(): Promise<number> } {
   if (!coalesce) return { now: () => ctx.date.now() }
-  return createCoalescedClock(() => ctx.date.now(), coalesce === true ? undefined : coalesce.reanchorEvery)
+  const coalesced = createCoalescedClock(() => ctx.date.now(), coalesce === true ? undefined : coalesce.reanchorEvery)
+  return {
+    now: () => {
+      assertOutsideStep('runtime.now()') // a coalesced read may not touch the context, yet its order is journal-relevant
+      return coalesced.now()
+    },
+  }
 }
 
 function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, clock: { now(): Promise<number> }): RuntimeStores {
@@ -124,11 +144,13 @@ function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, cl
  */
 function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions): DurableRuntime['step'] {
   const issue = <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T> => {
-    const resumed = typeof ctx.isProcessing === 'function' ? !ctx.isProcessing() : false
-    return ctx.run(key.name, async () => {
+    assertOutsideStep(`runtime.step("${key.name}")`)
+    const processing = typeof ctx.isProcessing === 'function' ? ctx.isProcessing() : true
+    if (processing) options.onBoundary?.(key)
+    return ctx.run(key.name, async () => runInStep(key.name, async () => {
       options.replayTracker?.markLive()
-      return execute({ resumed })
-    }, options.runOptions?.[key.kind] ?? DEFAULT_RUN_OPTIONS)
+      return execute({ resumed: !processing })
+    }), options.runOptions?.[key.kind] ?? DEFAULT_RUN_OPTIONS)
   }
   if (options.promises) return issue
   let tail: Promise<unknown> = Promise.resolve()
@@ -153,6 +175,7 @@ function mintAwakeable<T>(ctx: RestateContextLike, options: RestateRuntimeOption
 }
 
 async function resolveAwakeable(ctx: RestateContextLike, options: RestateRuntimeOptions, id: string, value: JsonValue): Promise<void> {
+  assertOutsideStep('runtime.resolveAwakeable()')
   if (options.resolveAwakeable) return options.resolveAwakeable(id, value)
   if (!ctx.resolveAwakeable) throw new ConfigurationError('restateRuntime: no resolveAwakeable option and the context cannot resolve awakeables.', 'restate_resolver_missing')
   ctx.resolveAwakeable(id, value)
@@ -162,6 +185,7 @@ type Combinator = 'all' | 'race' | 'allSettled'
 
 /** Uses the durable combinator when every input is a `RestatePromise`; otherwise awaits them one at a time. */
 function join<T, R>(combinators: RestateCombinators | undefined, name: Combinator, promises: readonly Promise<T>[], fallback: (values: readonly Promise<T>[]) => Promise<R>): Promise<R> {
+  assertOutsideStep(`runtime.${name}()`)
   if (!combinators || promises.length === 0 || !promises.every(promise => isRestatePromiseLike(promise))) return fallback(promises)
   if (name === 'all') return combinators.all(promises) as Promise<R>
   if (name === 'race') return combinators.race(promises) as Promise<R>

@@ -7,6 +7,8 @@ import type { RestatePromiseRaceLike } from './awakeable'
 import { isRestateCancellation, isRestateControlError } from './errors'
 import { debug } from './replay'
 import type { ReplayTracker } from './replay'
+import { journalStep as journal } from './step-scope'
+import { stageToolState, takeToolStateSnapshot } from '../tools/staged-tool-state'
 import { DEFAULT_RUN_OPTIONS } from './types'
 import type { DetachedTasksCapability, RestateContextLike, RestateRunOptions } from './types'
 
@@ -84,11 +86,15 @@ export function restateTool<Token = unknown, Resumed = unknown>(inner: ToolDef, 
       if (hideBackground && input.background === true) throw new ToolError('Background mode is disabled on this host.', 'background_disabled')
       const entry = options.entryName ? options.entryName(++seq, name, input, toolCtx.callId) : `tool-${name}-${++seq}`
       if (options.durableStart) return executeTwoPhase(ctx, options.durableStart, entry, input, toolCtx, runOptions, options.replayTracker)
-      const journaled = await ctx.run<ToolResult | SoftError>(entry, async () => {
+      const snapshot = await takeToolStateSnapshot(toolCtx.toolState)
+      const journaled = await journal<ToolResult | SoftError>(ctx, entry, async () => {
         options.replayTracker?.markLive()
+        const staged = snapshot ? stageToolState(snapshot) : undefined
         try {
-          const result = toToolResult(await inner.execute(input, toolCtx))
-          return options.coerceResultBlocks === false ? result : coerceResult(result)
+          const result = toToolResult(await inner.execute(input, staged ? { ...toolCtx, toolState: staged.store } : toolCtx))
+          const writes = staged?.writes()
+          // The loop applies `toolState` writes after the call, on the first run and on replay alike.
+          return { ...(options.coerceResultBlocks === false ? result : coerceResult(result)), ...(writes ? { toolState: writes } : {}) }
         } catch (error) {
           if (isRestateControlError(error) || options.softErrors === false) throw error
           return { [SOFT_ERROR_KEY]: { name: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error) } }
@@ -106,7 +112,7 @@ export function restateTool<Token = unknown, Resumed = unknown>(inner: ToolDef, 
 }
 
 async function executeTwoPhase<Token, Resumed>(ctx: RestateContextLike, durable: RestateDurableStart<Token, Resumed>, entry: string, input: JsonObject, toolCtx: ToolContext, runOptions: RestateRunOptions, replayTracker: ReplayTracker | undefined): Promise<ToolOutput> {
-  const token = await ctx.run(`${entry}-start`, async () => {
+  const token = await journal(ctx, `${entry}-start`, async () => {
     replayTracker?.markLive()
     return durable.start(input, toolCtx)
   }, runOptions)
@@ -117,11 +123,11 @@ async function executeTwoPhase<Token, Resumed>(ctx: RestateContextLike, durable:
     if (!wait) {
       if (!durable.attach) throw new ToolError(`${entry}: durableStart needs attach or wait.`, 'tool_misconfigured')
       const attach = durable.attach
-      return await ctx.run(`${entry}-attach`, () => attach(token, input, toolCtx), runOptions)
+      return await journal(ctx, `${entry}-attach`, () => attach(token, input, toolCtx), runOptions)
     }
-    if (wait.inline?.(token, input, toolCtx)) return await ctx.run(`${entry}-result`, () => wait.result(token, null, input, toolCtx), runOptions)
+    if (wait.inline?.(token, input, toolCtx)) return await journal(ctx, `${entry}-result`, () => wait.result(token, null, input, toolCtx), runOptions)
     const resumed = await parkOnAwakeable(ctx, durable, wait, entry, token, input, toolCtx, runOptions)
-    return await ctx.run(`${entry}-result`, () => wait.result(token, resumed, input, toolCtx), runOptions)
+    return await journal(ctx, `${entry}-result`, () => wait.result(token, resumed, input, toolCtx), runOptions)
   } finally {
     toolCtx.signal.removeEventListener('abort', abortLocally)
   }
@@ -129,7 +135,7 @@ async function executeTwoPhase<Token, Resumed>(ctx: RestateContextLike, durable:
 
 async function parkOnAwakeable<Token, Resumed>(ctx: RestateContextLike, durable: RestateDurableStart<Token, Resumed>, wait: RestateDurableWait<Token, Resumed>, entry: string, token: Token, input: JsonObject, toolCtx: ToolContext, runOptions: RestateRunOptions): Promise<Resumed | null> {
   const awakeable = ctx.awakeable<Resumed>()
-  const marker = await ctx.run(`${entry}-register`, async () => {
+  const marker = await journal(ctx, `${entry}-register`, async () => {
     await wait.register(token, awakeable.id, input, toolCtx)
     return { awakeableId: awakeable.id }
   }, runOptions)
@@ -141,7 +147,7 @@ async function parkOnAwakeable<Token, Resumed>(ctx: RestateContextLike, durable:
   } catch (error) {
     if (isRestateCancellation(error) && durable.onAbort) {
       const onAbort = durable.onAbort
-      await ctx.run(`${entry}-abort`, async () => { await safely(() => onAbort(token, input, toolCtx)) }, runOptions)
+      await journal(ctx, `${entry}-abort`, async () => { await safely(() => onAbort(token, input, toolCtx)) }, runOptions)
     }
     throw error
   }

@@ -3,6 +3,7 @@ import type { RestatePromiseRaceLike } from './awakeable'
 import type { ReplayTracker } from './replay'
 import { DEFAULT_RUN_OPTIONS } from './types'
 import type { RestateContextLike, RestateRunOptions } from './types'
+import { journalStep } from './step-scope'
 
 /** The execution context a background task runs in (a sandbox, a worker); opaque to this module. */
 export type ExecutionHandle = Readonly<Record<string, unknown>>
@@ -60,7 +61,7 @@ export function restateWaitBackground(options: RestateWaitBackgroundOptions): (h
   return async (handle, taskId, callOptions = {}) => {
     const entry = `${prefix}-${taskId}-${++seq}`
     const awakeable = ctx.awakeable<TaskExitInfo>()
-    const probed = await ctx.run<ProbeOutcome>(`${entry}-probe`, async () => {
+    const probed = await journalStep<ProbeOutcome>(ctx, `${entry}-probe`, async () => {
       options.replayTracker?.markLive()
       await options.register(awakeable.id, taskId, handle)
       const task = (await options.probe(handle, taskId)).find(candidate => candidate.id === taskId)
@@ -75,7 +76,7 @@ export function restateWaitBackground(options: RestateWaitBackgroundOptions): (h
       exit = outcome.timedOut ? null : outcome.value
     }
     const settle = options.settle
-    if (settle) await ctx.run(`${entry}-settle`, async () => { await settle(awakeable.id, taskId, exit, handle) }, runOptions)
+    if (settle) await journalStep(ctx, `${entry}-settle`, async () => { await settle(awakeable.id, taskId, exit, handle) }, runOptions)
     return exit
   }
 }

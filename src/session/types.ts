@@ -5,10 +5,10 @@ import type { ContentBlock, Role, Usage } from '../providers/content'
 export const SESSION_SCHEMA_VERSION = 1
 
 /** Where a session stands: idle between runs, running, waiting on a question, or how its last run ended. */
-export type SessionStatus = 'idle' | 'running' | 'waiting' | 'completed' | 'aborted' | 'cancelled' | 'error' | 'suspended' | 'limit' | 'timeout'
+export type SessionStatus = 'idle' | 'running' | 'waiting' | 'completed' | 'aborted' | 'cancelled' | 'error' | 'failed' | 'suspended' | 'limit' | 'timeout'
 
 /** How a run ended (or that it still runs). */
-export type RunStatus = 'running' | 'completed' | 'aborted' | 'timeout' | 'limit' | 'error' | 'suspended' | 'cancelled' | 'interrupted'
+export type RunStatus = 'running' | 'completed' | 'aborted' | 'timeout' | 'limit' | 'error' | 'failed' | 'suspended' | 'cancelled' | 'interrupted'
 
 /** One message of a session, with the run that wrote it. Ids are deterministic, so appending a turn twice is a no-op. */
 export interface SessionTurn {
@@ -88,4 +88,11 @@ export interface SessionStore {
 export interface ToolStateStore {
   get(key: string): Promise<JsonObject | null>
   set(key: string, value: JsonObject): Promise<void>
+  /**
+   * Every value at once. A store that has it is staged by the loop: a journaled tool call reads this snapshot (taken
+   * before its step), its writes are journaled with its result, and they are applied after the step resolves, in the
+   * model's call order, on the first run and on every replay alike. Restate's store needs this: object state may not
+   * be read or written inside a step.
+   */
+  snapshot?(): Promise<Record<string, JsonObject>>
 }

@@ -139,10 +139,9 @@ describe('crash recovery on the in-memory journal', () => {
     expect(session.runs[0]?.limits).toMatchObject({ maxCostUsd: 2 })
   })
 
-  it('throws when the session passed belongs to another store', async () => {
+  it('refuses a session of another store when the agent is created, before any run', async () => {
     const { createSession, createMemorySessionStore } = await import('zidane/session')
     const session = await createSession({ store: createMemorySessionStore() })
-    const agent = createAgent({ provider: scriptedProvider([]), durable: createMemoryJournalRuntime({ journal: createMemoryJournal() }), session })
-    await expect(agent.run({ prompt: 'x' })).rejects.toMatchObject({ code: 'session_store_mismatch' })
+    expect(() => createAgent({ provider: scriptedProvider([]), durable: createMemoryJournalRuntime({ journal: createMemoryJournal() }), session })).toThrow(expect.objectContaining({ code: 'session_store_mismatch' }))
   })
 })

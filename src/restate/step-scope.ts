@@ -1,0 +1,77 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { ConfigurationError } from '../errors/zidane-error'
+import type { RestateContextLike, RestateRunOptions } from './types'
+
+/** The step whose closure the current async call chain runs in, if any. */
+const stepScope = new AsyncLocalStorage<string>()
+
+/** Error code of a Restate context call made from inside a step's closure. Stable: clients match on it. */
+export const CONTEXT_IN_STEP_CODE = 'restate_context_in_step'
+
+/** Runs `body` as the closure of step `stepName`: every guarded context call made from it throws. */
+export function runInStep<T>(stepName: string, body: () => Promise<T>): Promise<T> {
+  return stepScope.run(stepName, body)
+}
+
+/** The name of the step whose closure is running in this async call chain, or `undefined` outside any step. */
+export function currentStep(): string | undefined {
+  return stepScope.getStore()
+}
+
+/**
+ * Throws when called from inside a step's closure. A context call there (state, clock, ids, awakeables, another
+ * step) lands in the journal only on the attempt that runs the closure, so the next replay diverges (RT0016).
+ */
+export function assertOutsideStep(operation: string): void {
+  const step = stepScope.getStore()
+  if (step === undefined) return
+  throw new ConfigurationError(
+    `${operation} was called inside the closure of step "${step}". A step's closure may not use the Restate context (state, clock, ids, awakeables, other steps): read what it needs before the step and write its results after it resolves.`,
+    CONTEXT_IN_STEP_CODE,
+  )
+}
+
+/** True for the error `assertOutsideStep` throws: a programming error that must fail the run, never become a tool result. */
+export function isContextInStepError(error: unknown): boolean {
+  return error instanceof ConfigurationError && error.code === CONTEXT_IN_STEP_CODE
+}
+
+const GUARDED_GROUPS = new Set(['date', 'rand'])
+
+/**
+ * Wraps `ctx` so every method call, including `ctx.date.*` and `ctx.rand.*`, first checks that no step closure is
+ * running. Property reads (`key`) pass through. The wrapper is what the runtime and its stores hold, so a store or
+ * tool that reaches the context from inside a step fails loudly instead of corrupting the journal.
+ */
+export function guardContext<C extends RestateContextLike>(ctx: C): C {
+  const wrapGroup = (name: string, group: object): object => new Proxy(group, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver)
+      if (typeof value !== 'function') return value
+      return (...args: unknown[]) => {
+        assertOutsideStep(`ctx.${name}.${String(property)}()`)
+        return (value as (...inner: unknown[]) => unknown).apply(target, args)
+      }
+    },
+  })
+  return new Proxy(ctx, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target)
+      if (typeof property === 'string' && GUARDED_GROUPS.has(property) && value !== null && typeof value === 'object') return wrapGroup(property, value)
+      if (typeof value !== 'function') return value
+      if (property === 'isProcessing') return value.bind(target)
+      return (...args: unknown[]) => {
+        assertOutsideStep(`ctx.${String(property)}()`)
+        return (value as (...inner: unknown[]) => unknown).apply(target, args)
+      }
+    },
+  })
+}
+
+/**
+ * `ctx.run(name, action)` whose closure runs as a step: guarded context calls made from inside it throw. Returns the
+ * SDK's promise untouched (a `RestatePromise` stays one, so it can be joined by the durable combinators).
+ */
+export function journalStep<T>(ctx: RestateContextLike, name: string, action: () => T | Promise<T>, runOptions?: RestateRunOptions): Promise<T> {
+  return ctx.run(name, () => runInStep(name, async () => action()), runOptions)
+}
