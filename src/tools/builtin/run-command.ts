@@ -1,5 +1,9 @@
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { COMMAND_ID_VARIABLE, killCommandProcesses } from './command-registry'
+import type { CommandRegistry } from './command-registry'
 import { createOutputBuffer } from './output-buffer'
+import { processFingerprint } from './process-table'
 
 /** What `runCommand` runs and how long it may take. */
 export interface RunCommandOptions {
@@ -25,13 +29,29 @@ export interface CommandOutcome {
 
 const DRAIN_AFTER_EXIT_MS = 1000
 
-/** Process groups of the commands running now, so a host that shuts down can stop them (they run detached). */
-const runningGroups = new Set<number>()
+/**
+ * The commands this process started whose processes may still run, by command id: `exited` once the shell is gone
+ * (background jobs it left may still run in its group).
+ */
+const commands = new Map<string, { group: number | undefined; exited: boolean }>()
+let registry: CommandRegistry | undefined
 
-/** Stops every command still running (their whole process groups): call it when the host process shuts down. */
+/** Records every command started from now on in `next` (undefined: no longer), so a later process can stop its leftovers. */
+export function useCommandRegistry(next: CommandRegistry | undefined): void {
+  registry = next
+}
+
+/**
+ * Stops every command still running, with the background jobs they left: call it when the host process shuts down.
+ * A group is signalled while its shell runs; after that, only processes that carry the command's id (a group id may
+ * have been reused by then).
+ */
 export function stopRunningCommands(signal: NodeJS.Signals = 'SIGKILL'): void {
-  for (const pid of runningGroups) killGroup(pid, signal)
-  runningGroups.clear()
+  for (const command of commands.values()) if (!command.exited) killGroup(command.group, signal)
+  // The group of an exited shell may have been reused once its pid leads another process.
+  killCommandProcesses([...commands].map(([id, { group, exited }]) => ({ id, group: exited && group !== undefined && processFingerprint(group) !== undefined ? undefined : group })), signal)
+  for (const id of commands.keys()) registry?.remove(id)
+  commands.clear()
 }
 
 /**
@@ -40,9 +60,13 @@ export function stopRunningCommands(signal: NodeJS.Signals = 'SIGKILL'): void {
  */
 export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> {
   return new Promise(resolve => {
-    const child = spawn('bash', ['-c', options.command], { cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const id = randomUUID()
+    registry?.add(id)
+    const child = spawn('bash', ['-c', options.command], { cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, [COMMAND_ID_VARIABLE]: id } })
     const group = child.pid
-    if (group !== undefined) runningGroups.add(group)
+    const command = { group, exited: false }
+    commands.set(id, command)
+    if (group !== undefined) registry?.started(id, group)
     const stdout = createOutputBuffer(options.maxOutputBytes)
     const stderr = createOutputBuffer(options.maxOutputBytes)
     child.stdout.on('data', (chunk: Buffer) => stdout.append(chunk))
@@ -61,7 +85,8 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
     const finish = (exitCode: number | null, exitSignal: string | null, error?: string): void => {
       if (settled) return
       settled = true
-      if (group !== undefined) runningGroups.delete(group)
+      if (group === undefined) command.exited = true
+      forgetFinishedCommands()
       clearTimeout(timer)
       options.signal.removeEventListener('abort', onAbort)
       const outcome: CommandOutcome = { exitCode, exitSignal, stdout: stdout.text(), stderr: stderr.text(), timedOut: stopReason === 'timeout', aborted: stopReason === 'abort' }
@@ -70,13 +95,35 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
     child.on('error', error => finish(null, null, error.message))
     child.on('close', (code, signal) => finish(code, signal))
     // Background jobs may keep the pipes open after bash exits; do not wait for them forever.
-    child.on('exit', (code, signal) => setTimeout(() => {
-      child.stdout.destroy()
-      child.stderr.destroy()
-      finish(code, signal)
-    }, DRAIN_AFTER_EXIT_MS).unref())
+    child.on('exit', (code, signal) => {
+      command.exited = true
+      setTimeout(() => {
+        child.stdout.destroy()
+        child.stderr.destroy()
+        finish(code, signal)
+      }, DRAIN_AFTER_EXIT_MS).unref()
+    })
     if (options.signal.aborted) stop('abort')
   })
+}
+
+/** Forgets the commands whose shell exited and whose process group is empty (no background job left). */
+function forgetFinishedCommands(): void {
+  for (const [id, command] of commands) {
+    if (!command.exited || groupHasProcesses(command.group)) continue
+    commands.delete(id)
+    registry?.remove(id)
+  }
+}
+
+function groupHasProcesses(pid: number | undefined): boolean {
+  if (pid === undefined) return false
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Signals every process of the group led by `pid`; a group that is already gone is fine. */
