@@ -1,33 +1,38 @@
 import http2 from 'node:http2'
 import * as restate from '@restatedev/restate-sdk'
-import { stopRunningCommands } from 'zidane/tools'
+import { createCommandRegistry, stopOrphanedCommands, useCommandRegistry } from 'zidane/tools'
 import { sessionObject } from './agent-object/session-object'
 import { childService } from './child-runner/child-service'
 import { loadServicesConfig } from './config'
+import { createAttemptDrain } from './drain/attempt-drain'
+import { installGracefulShutdown } from './drain/graceful-shutdown'
+import { loadShutdownConfig } from './drain/shutdown-config'
 import { resumerObject } from './resumer/resumer-object'
 
 /**
  * Serves the three services on one HTTP/2 endpoint (bidirectional streaming); verifies Restate request signatures
- * when keys are configured. On SIGTERM/SIGINT it stops the shell commands its tools started, then exits: Restate
- * replays the interrupted runs into the next process.
+ * when keys are configured. At start-up it stops the shell commands a killed earlier process left running, and
+ * records its own. On SIGTERM/SIGINT it drains: running steps finish within the grace, then it exits, and Restate
+ * continues the runs in the next process.
  */
 async function main(): Promise<void> {
   const config = loadServicesConfig()
+  const shutdown = loadShutdownConfig(config.workspaceRoot)
+  const orphans = stopOrphanedCommands(shutdown.commandsDir)
+  if (orphans > 0) console.log(`zidane services: stopped ${orphans} commands an earlier process left running`)
+  useCommandRegistry(createCommandRegistry(shutdown.commandsDir))
+  const drain = createAttemptDrain()
   const handler = restate.createEndpointHandler({
     services: [sessionObject, childService, resumerObject],
+    defaultServiceOptions: { hooks: [drain.hooks] },
     ...(config.identityKeys.length > 0 ? { identityKeys: config.identityKeys } : {}),
   })
-  const server = http2.createServer(handler)
+  const server = http2.createServer(drain.handler(handler))
+  installGracefulShutdown({ server, drain, graceMs: shutdown.graceMs })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, resolve)
   })
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      stopRunningCommands()
-      process.exit(0)
-    })
-  }
   console.log(`zidane services listening on ${config.host}:${config.port}${config.identityKeys.length > 0 ? ' (request signatures required)' : ''}`)
 }
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { shutdownGraceMs } from '../../services/drain/shutdown-config'
 import { ensureIdentityKeys } from './identity-keys'
 import { restateServerBinary } from './restate-binary'
 import { registerDeployment } from './register-deployment'
@@ -53,6 +54,8 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     name: 'services',
     ...tsx(config.rootDir, 'services/endpoint.ts'),
     ...logged,
+    // A stopped services process first lets its running steps finish (its shutdown grace).
+    stopTimeoutMs: shutdownGraceMs({ ...process.env, ...extraEnv }) + 5_000,
     env: { ...process.env, ...extraEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
   }, onFatal))
   await waitUntil(async () => { await registerDeployment(adminUrl, `http://127.0.0.1:${config.servicesPort}`); return true }, 60_000, 'the services deployment to register')

@@ -8,6 +8,8 @@ export interface SupervisedProcess {
   args: string[]
   env: NodeJS.ProcessEnv
   critical?: boolean
+  /** How long `stop()` waits after SIGTERM before SIGKILL. Default 5000 ms. */
+  stopTimeoutMs?: number
   /** Where output lines go. Default: stdout, prefixed with the name. */
   log?: (name: string, line: string) => void
 }
@@ -64,17 +66,17 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
     },
     stop: async () => {
       stopping = true
-      if (child) await stopProcess(child)
+      if (child) await stopProcess(child, spec.stopTimeoutMs)
     },
   }
 }
 
-/** SIGTERM, then SIGKILL after 5 s; resolves once the process exited. */
-export async function stopProcess(child: ChildProcess): Promise<void> {
+/** SIGTERM, then SIGKILL after `timeoutMs` (default 5 s); resolves once the process exited. */
+export async function stopProcess(child: ChildProcess, timeoutMs = 5_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
   child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
   await exited
   clearTimeout(timer)
 }
