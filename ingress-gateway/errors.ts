@@ -14,6 +14,7 @@ export const GATEWAY_ERROR_CODES = {
   nothing_running: { status: 409, description: 'Cancel was asked but the session has no running invocation.' },
   already_answered: { status: 409, description: 'The question was answered before; the first answer stands.' },
   run_cancelled: { status: 409, description: 'The run awaited with `?wait=true` was cancelled before it finished.' },
+  question_closed: { status: 409, description: 'The run that asked the question ended (finished, failed or cancelled) before it was answered; the answer was not delivered. The message names the reason.' },
   question_expired: { status: 410, description: 'The question expired before it was answered.' },
   payload_too_large: { status: 413, description: 'The request body is over the limit (`GATEWAY_BODY_LIMIT_BYTES`, default 1 MiB).' },
   unsupported_media_type: { status: 415, description: 'The request body is not `application/json`.' },

@@ -4,7 +4,6 @@ import {
   type AnswerRequest,
   type AnswerResult,
   type CurrentInvocation,
-  type QuestionRecord,
   type SessionEvent,
   type SessionEventsRequest,
   type SessionInvocation,
@@ -50,9 +49,9 @@ export interface RestateClient {
    * stays queued in Restate (it is delivered when they are back) and this resolves `{ outcome: 'accepted' }`.
    */
   answer(awakeableId: string, answer: unknown, waitMs?: number): Promise<AnswerResult | { outcome: 'accepted' }>
-  /** The question's record, or undefined when the resumer does not know the id. */
-  describeQuestion(awakeableId: string): Promise<QuestionRecord | undefined>
   cancel(invocationId: string): Promise<void>
+  /** Runs an SQL query on the admin API (`POST /query`): Restate's own tables, answered while the services are down. */
+  query<T>(sql: string): Promise<T[]>
   health(): Promise<RestateHealth>
 }
 
@@ -66,6 +65,7 @@ interface CallOptions {
   method: 'GET' | 'POST' | 'PATCH'
   body?: unknown
   idempotencyKey?: string | undefined
+  accept?: string
   /** Replaces the {@link CALL_TIMEOUT_MS} timeout: attach waits as long as the run takes, until this aborts. */
   signal?: AbortSignal | undefined
 }
@@ -105,16 +105,11 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
         throw error
       }
     },
-    async describeQuestion(awakeableId) {
-      try {
-        return (await call<QuestionRecord | null | undefined>(resumer(awakeableId, 'describe'), { method: 'POST', body: null })) ?? undefined
-      } catch (error) {
-        if (error instanceof RestateCallError && error.status === 404) return undefined
-        throw error
-      }
-    },
     async cancel(invocationId) {
       await call<unknown>(`${endpoints.adminUrl}/invocations/${encodeURIComponent(invocationId)}/cancel`, { method: 'PATCH' })
+    },
+    async query<T>(sql: string) {
+      return (await call<{ rows?: T[] }>(`${endpoints.adminUrl}/query`, { method: 'POST', body: { query: sql }, accept: 'application/json' })).rows ?? []
     },
     async health() {
       const [admin, ingressUp] = await Promise.all([
@@ -130,6 +125,7 @@ async function call<T>(url: string, options: CallOptions): Promise<T> {
   const headers: Record<string, string> = {}
   if (options.body !== undefined) headers['content-type'] = 'application/json'
   if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey
+  if (options.accept !== undefined) headers.accept = options.accept
   let response: Response
   let text: string
   try {

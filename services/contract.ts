@@ -10,6 +10,10 @@ export const SESSION_SERVICE = 'session'
 export const CHILD_SERVICE = 'child'
 /** Name of the resumer virtual object (one key per awakeable id). Durable: never rename. */
 export const RESUMER_SERVICE = 'resumer'
+/** State key of the session object's current run invocation (a {@link CurrentInvocation}). Durable: never rename. */
+export const CURRENT_INVOCATION_STATE_KEY = 'current_invocation'
+/** State key of the resumer's one record per question (a {@link StoredQuestion}). Durable: never rename. */
+export const QUESTION_STATE_KEY = 'question'
 
 /** Input of `session/<key>/run` (exclusive). The key is `<tenant>~<sessionId>`, built by the gateway. */
 export interface SessionRunRequest {
@@ -83,16 +87,43 @@ export interface RegisterQuestionRequest {
 /** Input of `resumer/<awakeableId>/answer`. */
 export interface AnswerRequest { answer: unknown }
 
-/** Output of `resumer/<awakeableId>/answer`: `answered`, or why not (the gateway maps these to 404 / 409 / 410). */
+/**
+ * Why a question closed without an answer: its run ended (`finished`, `failed`, `cancelled`), or its deadline passed
+ * while the run waited (`expired`).
+ */
+export type QuestionCloseReason = 'finished' | 'failed' | 'cancelled' | 'expired'
+
+/** Input of `resumer/<awakeableId>/close`, sent by the session object when the question's run ends or stops waiting. */
+export interface CloseQuestionRequest { reason: QuestionCloseReason }
+
+/**
+ * Output of `resumer/<awakeableId>/answer`: `answered`, or why not (the gateway maps these to 404 / 409 / 410).
+ * `closed` carries the reason: the run the question belonged to is no longer waiting for it.
+ */
 export interface AnswerResult {
-  outcome: 'answered' | 'unknown' | 'already_answered' | 'expired'
+  outcome: 'answered' | 'unknown' | 'already_answered' | 'expired' | 'closed'
   sessionKey?: string
+  reason?: QuestionCloseReason
 }
 
-/** Output of the shared handler `resumer/<awakeableId>/describe`: the question's owner and state. */
+/** The resumer's record of an open question (older versions also kept answered and expired ones in this shape). */
 export interface QuestionRecord extends RegisterQuestionRequest {
   awakeableId: string
   state: 'open' | 'answered' | 'expired'
   answer?: unknown
   answeredAt?: number
 }
+
+/**
+ * What the resumer keeps of a question once it is answered, expired or closed: enough to answer a late answer with
+ * 409 or 410 and to check its owner. It is cleared after a retention period (a delayed `forget`).
+ */
+export interface QuestionTombstone {
+  sessionKey: string
+  state: 'answered' | 'expired' | 'closed'
+  reason?: QuestionCloseReason
+  endedAt: number
+}
+
+/** The resumer's state of one question, as the shared handler `resumer/<awakeableId>/describe` returns it. */
+export type StoredQuestion = QuestionRecord | QuestionTombstone

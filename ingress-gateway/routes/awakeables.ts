@@ -1,8 +1,11 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import type { AnswerResult } from '../../services/contract'
+import type { AnswerResult, QuestionCloseReason, StoredQuestion } from '../../services/contract'
+import { QUESTION_STATE_KEY, RESUMER_SERVICE } from '../../services/contract'
 import { verifyAnswerToken } from '../answer-token'
 import type { GatewayAuth } from '../auth'
 import { GatewayError } from '../errors'
+import type { RestateClient } from '../restate-client'
+import { objectState } from '../restate-queries'
 import { bearerSecurity, errorResponses, querySchema } from '../schemas'
 import { sessionKeyBelongsTo } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
@@ -20,7 +23,8 @@ const schema = {
   summary: 'Answer a pending question',
   description:
     'Resolves the question (an awakeable) the run is waiting on. Authorized either by the API key of the session, or by the `token` of the `answerUrl` ' +
-    'that `GET /v1/sessions/{sessionId}` lists (no API key needed). The first answer wins.',
+    'that `GET /v1/sessions/{sessionId}` lists (no API key needed). The first answer wins. A question whose run ended (finished, failed, cancelled) ' +
+    'answers 409 `question_closed`.',
   tags: ['questions'],
   security: [...bearerSecurity, {}],
   params: {
@@ -50,6 +54,14 @@ const OUTCOME_ERRORS: Record<Exclude<AnswerResult['outcome'], 'answered'>, Gatew
   unknown: 'question_not_found',
   already_answered: 'already_answered',
   expired: 'question_expired',
+  closed: 'question_closed',
+}
+
+const CLOSE_REASONS: Record<QuestionCloseReason, string> = {
+  finished: 'its run finished',
+  failed: 'its run failed',
+  cancelled: 'its run was cancelled',
+  expired: 'its deadline passed',
 }
 
 /** `POST /v1/awakeables/:id/resolve`: answer a question with an API key or an answer-link token. */
@@ -59,17 +71,26 @@ export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app
     { onRequest: keyOrToken(auth, config.answerSecret), schema },
     async (request, reply) => {
       const { id } = request.params
-      if (request.tenant !== TOKEN_HOLDER) {
-        const record = await restate.describeQuestion(id)
-        if (record === undefined || !sessionKeyBelongsTo(record.sessionKey, request.tenant)) throw notFound(id)
-      }
+      if (request.tenant !== TOKEN_HOLDER && !(await ownedBy(restate, id, request.tenant))) throw notFound(id)
       const result = await restate.answer(id, request.body.answer)
       if (result.outcome === 'answered') return { id, status: 'answered' as const }
       if (result.outcome === 'accepted') return reply.code(202).send({ id, status: 'accepted' as const })
       const code = OUTCOME_ERRORS[result.outcome]
-      throw code === 'question_not_found' ? notFound(id) : new GatewayError(code, `question ${id} is ${result.outcome.replace('_', ' ')}`)
+      if (code === 'question_not_found') throw notFound(id)
+      const why = result.outcome === 'closed' ? `: ${CLOSE_REASONS[result.reason ?? 'finished']}` : ''
+      throw new GatewayError(code, `question ${id} is ${result.outcome.replace('_', ' ')}${why}`)
     },
   )
+}
+
+/**
+ * Whether the question belongs to one of `tenant`'s sessions, read from the resumer's state through the admin API
+ * (no handler runs, so an answer is taken while the services are down). The question is registered before it is
+ * listed as pending, so a question a client can see is always found.
+ */
+async function ownedBy(restate: RestateClient, id: string, tenant: string): Promise<boolean> {
+  const record = await objectState<StoredQuestion>(restate, RESUMER_SERVICE, id, QUESTION_STATE_KEY)
+  return record !== undefined && sessionKeyBelongsTo(record.sessionKey, tenant)
 }
 
 /** A `token` in the query authorizes by itself (403 `bad_token` when wrong); without one the API key is required. */

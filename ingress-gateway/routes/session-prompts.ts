@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { SessionRunRequest, SessionRunResult } from '../../services/contract'
+import { SESSION_SERVICE } from '../../services/contract'
 import { GatewayError, RestateCallError } from '../errors'
 import type { RestateClient } from '../restate-client'
+import { objectLockHolder } from '../restate-queries'
 import { bearerSecurity, errorResponses, querySchema, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
@@ -16,7 +18,9 @@ const QUEUED_NOTE = 'Another run of this session is in progress; this prompt is 
 
 const schema = {
   summary: 'Send a prompt to a session (creating it on first use)',
-  description: 'Starts a run of the session. Runs of one session never overlap: while one runs, the next is queued (`queued: true`). With `?wait=true` the call waits for the run and returns its result.',
+  description:
+    'Starts a run of the session. Runs of one session never overlap: while one runs, the next is queued (`queued: true`). With `?wait=true` the call waits for the run and returns its result. ' +
+    'The prompt is accepted while the services process is down or restarting: Restate delivers it when they are back.',
   tags: ['sessions'],
   security: bearerSecurity,
   params: sessionParamsSchema,
@@ -45,8 +49,13 @@ const schema = {
     202: {
       description: 'The run was accepted (started, or queued behind the running one).',
       type: 'object',
-      required: ['sessionId', 'invocationId', 'queued'],
-      properties: { sessionId: { type: 'string' }, invocationId: { type: 'string' }, queued: { type: 'boolean' }, note: { type: 'string' } },
+      required: ['sessionId', 'invocationId'],
+      properties: {
+        sessionId: { type: 'string' },
+        invocationId: { type: 'string' },
+        queued: { type: 'boolean', description: "Another run of the session holds it: this one starts when that one ends. Absent when Restate's admin API did not answer." },
+        note: { type: 'string' },
+      },
     },
     ...errorResponses,
   },
@@ -65,13 +74,25 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
         const result = await attachRun(restate, sent.invocationId, reply)
         return reply.status(200).send({ sessionId, invocationId: sent.invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
       }
-      // Read before sending: a run already in progress means this one is queued behind it.
-      const before = await restate.currentInvocation(key)
       const sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
-      const queued = before?.status === 'running' && before.invocationId !== sent.invocationId
-      return reply.status(202).send({ sessionId, invocationId: sent.invocationId, queued, ...(queued ? { note: QUEUED_NOTE } : {}) })
+      const queued = await queuedBehindAnotherRun(restate, key, sent.invocationId)
+      return reply.status(202).send({ sessionId, invocationId: sent.invocationId, ...(queued === undefined ? {} : { queued }), ...(queued === true ? { note: QUEUED_NOTE } : {}) })
     },
   )
+}
+
+/**
+ * Whether another invocation holds the session's lock, so `invocationId` waits behind it: read from Restate's tables,
+ * not through a handler, so it answers while the services are down. Undefined when the admin API does not answer:
+ * the prompt is accepted all the same.
+ */
+async function queuedBehindAnotherRun(restate: RestateClient, key: string, invocationId: string): Promise<boolean | undefined> {
+  try {
+    const holder = await objectLockHolder(restate, SESSION_SERVICE, key)
+    return holder !== undefined && holder !== invocationId
+  } catch {
+    return undefined
+  }
 }
 
 function runRequest(body: PromptBody): SessionRunRequest {

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { CurrentInvocation, PendingQuestion, SessionView } from '../../services/contract'
+import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../../services/contract'
 import { answerUrl } from '../answer-token'
 import { GatewayError, RestateCallError } from '../errors'
 import type { RestateClient } from '../restate-client'
+import { invocationStatus, objectLockHolder, objectState } from '../restate-queries'
 import { bearerSecurity, errorResponses, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
@@ -45,15 +47,24 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
     '/v1/sessions/:sessionId',
     {
       onRequest: auth.requireApiKey,
-      schema: { summary: 'Read a session', tags: ['sessions'], security: bearerSecurity, params: sessionParamsSchema, response: { 200: sessionSchema, ...errorResponses } },
+      schema: {
+        summary: 'Read a session',
+        description: 'While the current run waits (for an answer or its sub-agents) and Restate has suspended it, `status` and `invocation.status` are `suspended`.',
+        tags: ['sessions'],
+        security: bearerSecurity,
+        params: sessionParamsSchema,
+        response: { 200: sessionSchema, ...errorResponses },
+      },
     },
     async (request) => {
       const view = await existingSession(restate, sessionKey(request.tenant, request.params.sessionId))
+      const invocation = await asRestateSees(restate, view.invocation)
       const withLink = (question: PendingQuestion): PendingQuestion & { answerUrl: string } => ({
         ...question,
         answerUrl: answerUrl(config.publicUrl, config.answerSecret, question.id),
       })
-      const { status, turns, runs, usage, invocation } = view
+      const { turns, runs, usage } = view
+      const status = invocation?.status === 'suspended' ? 'suspended' : view.status
       return { id: request.params.sessionId, status, turns, runs, usage, pending: view.pending.map(withLink), ...(invocation === undefined ? {} : { invocation }) }
     },
   )
@@ -64,7 +75,9 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
       onRequest: auth.requireApiKey,
       schema: {
         summary: "Cancel the session's running invocation",
-        description: 'Cancels the run in progress (queued prompts are not affected). Cancellation is asynchronous: the run stops at its next step.',
+        description:
+          'Cancels the run in progress (queued prompts are not affected). Cancellation is asynchronous: the run stops at its next step. ' +
+          'Accepted while the services process is down: the run stops when it is back.',
         tags: ['sessions'],
         security: bearerSecurity,
         params: sessionParamsSchema,
@@ -72,19 +85,36 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
       },
     },
     async (request, reply) => {
-      const invocation = await existingInvocation(restate, sessionKey(request.tenant, request.params.sessionId))
-      if (invocation.status !== 'running') throw new GatewayError('nothing_running', `session ${request.params.sessionId} has no running invocation`)
+      const key = sessionKey(request.tenant, request.params.sessionId)
+      const invocationId = await objectLockHolder(restate, SESSION_SERVICE, key)
+      if (invocationId === undefined) {
+        if ((await objectState<CurrentInvocation>(restate, SESSION_SERVICE, key, CURRENT_INVOCATION_STATE_KEY)) === undefined) throw notFound(key)
+        throw new GatewayError('nothing_running', `session ${request.params.sessionId} has no running invocation`)
+      }
       try {
-        await restate.cancel(invocation.invocationId)
+        await restate.cancel(invocationId)
       } catch (error) {
         if (error instanceof RestateCallError && (error.status === 404 || error.status === 409)) {
-          throw new GatewayError('nothing_running', `invocation ${invocation.invocationId} already ended`)
+          throw new GatewayError('nothing_running', `invocation ${invocationId} already ended`)
         }
         throw error
       }
-      return reply.status(202).send({ invocationId: invocation.invocationId })
+      return reply.status(202).send({ invocationId })
     },
   )
+}
+
+/** What the gateway reports of an invocation: the session's record, with `suspended` when Restate has suspended it. */
+type ObservedInvocation = Omit<CurrentInvocation, 'status'> & { status: CurrentInvocation['status'] | 'suspended' }
+
+/**
+ * The session's record of its invocation, `suspended` while Restate says so (the run waits and holds no process).
+ * Read from Restate's tables; when the admin API does not answer, the record is reported as it is.
+ */
+async function asRestateSees(restate: RestateClient, invocation: CurrentInvocation | undefined): Promise<ObservedInvocation | undefined> {
+  if (invocation?.status !== 'running') return invocation
+  const status = await invocationStatus(restate, invocation.invocationId).catch(() => undefined)
+  return status === 'suspended' ? { ...invocation, status } : invocation
 }
 
 /** The session's view, or 404 `session_not_found` for a key that never ran (another tenant's session included). */

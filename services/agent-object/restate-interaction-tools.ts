@@ -13,8 +13,9 @@ const Resumer: ResumerObject = { name: RESUMER_SERVICE }
 
 /**
  * `ask_user` and `present_plan` for the session object: each call mints an awakeable, registers the question with
- * the resumer (a journaled one-way call), lists it in the session's pending questions, and parks until the resumer
- * resolves it. A parked invocation suspends, so a question can wait for days.
+ * the resumer and waits for the registration (so a question is never listed before an answer to it can be taken),
+ * lists it in the session's pending questions, and parks until the resumer resolves it. A parked invocation
+ * suspends, so a question can wait for days. A question that times out is closed at the resumer (`expired`).
  */
 export function restateInteractionTools(ctx: restate.ObjectContext, options: { timeoutMs?: number } = {}): ToolDef[] {
   const tool = (kind: PendingQuestion['kind'], description: string, field: 'question' | 'plan'): ToolDef => ({
@@ -36,13 +37,16 @@ async function park(ctx: restate.ObjectContext, kind: PendingQuestion['kind'], q
   const awakeable = ctx.awakeable<JsonValue>()
   const createdAt = await ctx.date.now()
   const pending: PendingQuestion = { id: awakeable.id, kind, question, createdAt, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}), ...(timeoutMs ? { expiresAt: createdAt + timeoutMs } : {}) }
-  ctx.objectSendClient(Resumer, awakeable.id).register({ sessionKey: ctx.key, kind, question, createdAt, ...(pending.options ? { options: pending.options } : {}), ...(pending.expiresAt ? { expiresAt: pending.expiresAt } : {}) })
+  await ctx.objectClient(Resumer, awakeable.id).register({ sessionKey: ctx.key, kind, question, createdAt, ...(pending.options ? { options: pending.options } : {}), ...(pending.expiresAt ? { expiresAt: pending.expiresAt } : {}) })
   const open = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
   ctx.set(PENDING_QUESTIONS_KEY, [...open, pending])
   await toolCtx.hooks.callHook('interaction:request', { kind, sessionId: toolCtx.sessionId, runId: toolCtx.runId, callId: toolCtx.callId, question, awakeable: { id: awakeable.id } })
   const outcome = await raceWithTimeout(ctx, awakeable.promise, { promises: restate.RestatePromise, ...(timeoutMs ? { timeoutMs } : {}) })
   const still = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
   ctx.set(PENDING_QUESTIONS_KEY, still.filter(entry => entry.id !== awakeable.id))
-  if (outcome.timedOut) return { content: 'No answer arrived before the deadline.', isError: true }
+  if (outcome.timedOut) {
+    ctx.objectSendClient(Resumer, awakeable.id).close({ reason: 'expired' })
+    return { content: 'No answer arrived before the deadline.', isError: true }
+  }
   return { content: typeof outcome.value === 'string' ? outcome.value : JSON.stringify(outcome.value) }
 }

@@ -11,6 +11,7 @@ import { CHILD_SERVICE, SESSION_SERVICE } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
 import { sessionWorkspace } from '../workspace'
+import { closeOpenQuestions } from './close-questions'
 import { PENDING_QUESTIONS_KEY, restateInteractionTools } from './restate-interaction-tools'
 import { buildSessionView, deriveEvents } from './session-view'
 
@@ -25,13 +26,14 @@ async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest
   ctx.set(CURRENT_INVOCATION_KEY, invocation)
   try {
     const stats = await runAgent(ctx, request)
+    await closeOpenQuestions(ctx, 'finished')
     ctx.set(CURRENT_INVOCATION_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
   } catch (error) {
     if (isRestateCancellation(error)) {
       const endedAt = await ctx.date.now()
+      await closeOpenQuestions(ctx, 'cancelled')
       ctx.set(CURRENT_INVOCATION_KEY, { ...invocation, status: 'cancelled', endedAt })
-      ctx.clear(PENDING_QUESTIONS_KEY)
       await recordCancellation(ctx, endedAt)
     }
     throw error

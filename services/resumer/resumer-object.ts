@@ -1,37 +1,73 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { AnswerRequest, AnswerResult, QuestionRecord, RegisterQuestionRequest } from '../contract'
-import { RESUMER_SERVICE } from '../contract'
+import type { AnswerRequest, AnswerResult, CloseQuestionRequest, QuestionRecord, QuestionTombstone, RegisterQuestionRequest, StoredQuestion } from '../contract'
+import { QUESTION_STATE_KEY, RESUMER_SERVICE } from '../contract'
 
-const RECORD_KEY = 'question'
+/** How long the tombstone of an answered, expired or closed question is kept (late answers get 409/410 meanwhile). */
+export const TOMBSTONE_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+
+/** Replaces the question's record by its tombstone and schedules the tombstone's removal. */
+function bury(ctx: restate.ObjectContext, tombstone: QuestionTombstone): void {
+  ctx.set<QuestionTombstone>(QUESTION_STATE_KEY, tombstone)
+  ctx.objectSendClient(Resumer, ctx.key).forget(restate.rpc.sendOpts({ delay: TOMBSTONE_RETENTION_MS }))
+}
+
+/** Why `record` cannot take an answer any more, or undefined while it is open. */
+function refusal(record: StoredQuestion): AnswerResult | undefined {
+  const { sessionKey } = record
+  if (record.state === 'answered') return { outcome: 'already_answered', sessionKey }
+  if (record.state === 'expired') return { outcome: 'expired', sessionKey }
+  if (record.state === 'closed') return { outcome: 'closed', sessionKey, ...(record.reason ? { reason: record.reason } : {}) }
+  return undefined
+}
+
+async function answer(ctx: restate.ObjectContext, request: AnswerRequest): Promise<AnswerResult> {
+  const record = await ctx.get<StoredQuestion>(QUESTION_STATE_KEY)
+  if (!record) return { outcome: 'unknown' }
+  const refused = refusal(record)
+  if (refused) return refused
+  const now = await ctx.date.now()
+  if (record.state === 'open' && record.expiresAt !== undefined && now > record.expiresAt) {
+    bury(ctx, { sessionKey: record.sessionKey, state: 'expired', reason: 'expired', endedAt: now })
+    return { outcome: 'expired', sessionKey: record.sessionKey }
+  }
+  ctx.resolveAwakeable(ctx.key, request.answer ?? null)
+  bury(ctx, { sessionKey: record.sessionKey, state: 'answered', endedAt: now })
+  return { outcome: 'answered', sessionKey: record.sessionKey }
+}
+
+async function close(ctx: restate.ObjectContext, request: CloseQuestionRequest): Promise<void> {
+  const record = await ctx.get<StoredQuestion>(QUESTION_STATE_KEY)
+  if (record?.state !== 'open') return
+  const endedAt = await ctx.date.now()
+  bury(ctx, { sessionKey: record.sessionKey, state: request.reason === 'expired' ? 'expired' : 'closed', reason: request.reason, endedAt })
+}
 
 /**
- * The resumer: one virtual object per awakeable id. `register` records a pending question; `answer` checks it
- * exists and is still open, records the answer and resolves the awakeable, so answering twice is a clean conflict.
+ * The resumer: one virtual object per awakeable id. `register` records a pending question (the session object
+ * awaits it before listing the question); `answer` checks it is still open, resolves the awakeable and keeps a
+ * tombstone, so answering twice is a clean conflict; `close` tombstones a question whose run ended or stopped
+ * waiting (a late answer gets 409/410, not "answered" into the void); `forget` clears a tombstone after
+ * {@link TOMBSTONE_RETENTION_MS}. Handler names and the state key are durable: add, never rename.
  */
 export const resumerObject = restate.object({
   name: RESUMER_SERVICE,
   handlers: {
     register: async (ctx: restate.ObjectContext, request: RegisterQuestionRequest): Promise<void> => {
-      const existing = await ctx.get<QuestionRecord>(RECORD_KEY)
+      const existing = await ctx.get<StoredQuestion>(QUESTION_STATE_KEY)
       if (existing) return
-      ctx.set<QuestionRecord>(RECORD_KEY, { ...request, awakeableId: ctx.key, state: 'open' })
+      ctx.set<QuestionRecord>(QUESTION_STATE_KEY, { ...request, awakeableId: ctx.key, state: 'open' })
     },
-    answer: async (ctx: restate.ObjectContext, request: AnswerRequest): Promise<AnswerResult> => {
-      const record = await ctx.get<QuestionRecord>(RECORD_KEY)
-      if (!record) return { outcome: 'unknown' }
-      if (record.state === 'answered') return { outcome: 'already_answered', sessionKey: record.sessionKey }
-      const now = await ctx.date.now()
-      if (record.expiresAt !== undefined && now > record.expiresAt) {
-        ctx.set<QuestionRecord>(RECORD_KEY, { ...record, state: 'expired' })
-        return { outcome: 'expired', sessionKey: record.sessionKey }
-      }
-      ctx.set<QuestionRecord>(RECORD_KEY, { ...record, state: 'answered', answer: request.answer ?? null, answeredAt: now })
-      ctx.resolveAwakeable(ctx.key, request.answer ?? null)
-      return { outcome: 'answered', sessionKey: record.sessionKey }
+    answer,
+    close,
+    forget: async (ctx: restate.ObjectContext): Promise<void> => {
+      const record = await ctx.get<StoredQuestion>(QUESTION_STATE_KEY)
+      if (record && record.state !== 'open') ctx.clear(QUESTION_STATE_KEY)
     },
-    describe: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<QuestionRecord | null> => ctx.get<QuestionRecord>(RECORD_KEY)),
+    describe: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<StoredQuestion | null> => ctx.get<StoredQuestion>(QUESTION_STATE_KEY)),
   },
 })
 
 /** The resumer's type, for typed clients. */
 export type ResumerObject = typeof resumerObject
+
+const Resumer: ResumerObject = { name: RESUMER_SERVICE }

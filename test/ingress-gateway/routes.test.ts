@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { QuestionRecord, SessionRunResult, SessionView } from '../../services/contract'
+import type { QuestionRecord, QuestionTombstone, SessionRunResult, SessionView } from '../../services/contract'
 import { signAnswerToken } from '../../ingress-gateway/answer-token'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
-import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
+import { startFakeRestate, type FakeResponse, type FakeRestate, type RecordedRequest } from './helpers/fake-restate'
 import { bearer, KEY_A, KEY_B, testConfig, testGateway } from './helpers/gateway'
 
 const KEY_OF_A = sessionKey(tenantOf(KEY_A), 's1')
@@ -21,6 +21,20 @@ function view(overrides: Partial<SessionView> = {}): SessionView {
     invocation: { invocationId: 'inv_1', status: 'running', startedAt: 1 },
     ...overrides,
   }
+}
+
+/** Answers the admin API's SQL queries (`POST /admin/query`) with the rows given for the table each one reads. */
+function sqlTables(tables: Record<string, unknown[]>): (request: RecordedRequest) => FakeResponse {
+  return (request) => {
+    const { query } = request.body as { query: string }
+    const table = Object.keys(tables).find((name) => query.includes(`FROM ${name} `))
+    return { status: 200, body: { rows: table === undefined ? [] : tables[table] } }
+  }
+}
+
+/** The SQL texts the gateway sent to the admin API since the last reset. */
+function sqlQueries(restate: FakeRestate): string[] {
+  return restate.requests.filter((request) => request.path === '/admin/query').map((request) => (request.body as { query: string }).query)
 }
 
 const MISSING: SessionView = { exists: false, id: '', status: 'idle', turns: [], runs: [], usage: view().usage, pending: [] }
@@ -42,7 +56,7 @@ describe('routes against a stand-in Restate', () => {
 
   describe('POST /v1/sessions/:sessionId/prompts', () => {
     it('sends the run to the tenant-scoped object key with only content-type and idempotency-key', async () => {
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: null })
+      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [] }))
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
       const response = await app.inject({
         method: 'POST',
@@ -55,6 +69,8 @@ describe('routes against a stand-in Restate', () => {
       const send = restate.requests.find((request) => request.path.endsWith('/run/send'))
       expect(send?.body).toEqual({ prompt: 'hello', maxTurns: 3 })
       expect(send?.headers['idempotency-key']).toBe('idem-1')
+      // No handler runs before the send: a prompt is taken while the services are down.
+      expect(restate.requests.filter((request) => request.path.startsWith('/session/')).map((request) => request.path)).toEqual([`${SESSION_PATH}/run/send`])
       for (const request of restate.requests) {
         expect(request.headers.authorization).toBeUndefined()
         expect(request.headers.cookie).toBeUndefined()
@@ -62,16 +78,25 @@ describe('routes against a stand-in Restate', () => {
       }
     })
 
-    it('reports queued (with a note) while another invocation runs', async () => {
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: view().invocation })
+    it("reports queued (with a note) while another invocation holds the session, read from Restate's tables", async () => {
+      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [{ invocation_id: 'inv_1' }] }))
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'next' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(202)
       expect(response.json()).toMatchObject({ invocationId: 'inv_2', queued: true, note: expect.stringContaining('queued') })
+      expect(sqlQueries(restate)).toEqual([`SELECT invocation_id FROM sys_keyed_service_status WHERE service_name = 'session' AND service_key = '${KEY_OF_A}'`])
+    })
+
+    it('accepts the prompt without `queued` when the admin API does not answer', async () => {
+      restate.on('POST /admin/query', { status: 500, body: { message: 'query engine down' } })
+      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
+      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'next' }, headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(202)
+      expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_2' })
     })
 
     it('is not queued behind itself when an idempotent repeat returns the running invocation', async () => {
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: view().invocation })
+      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [{ invocation_id: 'inv_1' }] }))
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 200, body: { invocationId: 'inv_1', status: 'PreviouslyAccepted' } })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p' }, headers: { ...bearer(KEY_A), 'idempotency-key': 'k' } })
       expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_1', queued: false })
@@ -79,7 +104,6 @@ describe('routes against a stand-in Restate', () => {
 
     it('?wait=true attaches and returns the result', async () => {
       const result: SessionRunResult = { sessionId: KEY_OF_A, status: 'completed', text: 'done', stats: { runId: 'r2', turns: 1, costUsd: 0.1 } as SessionRunResult['stats'] }
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: null })
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_3' } })
       restate.on('GET /restate/invocation/inv_3/attach', { status: 200, body: result })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
@@ -88,7 +112,6 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('?wait=true maps a cancelled run to 409 run_cancelled and a terminal failure to 500 run_failed', async () => {
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: null })
       restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_4' } })
       restate.on('GET /restate/invocation/inv_4/attach', { status: 409, body: { code: 409, message: 'Cancelled', source: 'invocation' } })
       const cancelled = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
@@ -101,7 +124,7 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('maps an unexpected Restate error (service not registered) to 502 restate_error', async () => {
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 404, body: { message: 'service session not found' } })
+      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 404, body: { message: 'service session not found' } })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(502)
       expect(response.json().error).toEqual({ code: 'restate_error', message: 'Restate answered 404: service session not found' })
@@ -111,6 +134,7 @@ describe('routes against a stand-in Restate', () => {
   describe('GET /v1/sessions/:sessionId', () => {
     it("returns the session under the user's id with signed answer links", async () => {
       restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on('POST /admin/query', sqlTables({ sys_invocation: [{ status: 'running' }] }))
       const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(200)
       const body = response.json()
@@ -127,6 +151,26 @@ describe('routes against a stand-in Restate', () => {
       expect(restate.requests[0]?.body).toBeNull()
     })
 
+    it('reports suspended (status and invocation) while Restate has suspended the running invocation', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on('POST /admin/query', sqlTables({ sys_invocation: [{ status: 'suspended' }] }))
+      const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
+      expect(response.json()).toMatchObject({ status: 'suspended', invocation: { invocationId: 'inv_1', status: 'suspended', startedAt: 1 } })
+      expect(sqlQueries(restate)).toEqual(["SELECT status FROM sys_invocation WHERE id = 'inv_1'"])
+    })
+
+    it("keeps the session's own status when the invocation ended or the admin API does not answer", async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view({ status: 'completed', invocation: { invocationId: 'inv_1', status: 'completed', startedAt: 1, endedAt: 2 } }) })
+      const ended = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
+      expect(ended.json()).toMatchObject({ status: 'completed', invocation: { status: 'completed' } })
+      expect(sqlQueries(restate)).toEqual([])
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on('POST /admin/query', { status: 500, body: { message: 'query engine down' } })
+      const unknown = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
+      expect(unknown.statusCode).toBe(200)
+      expect(unknown.json()).toMatchObject({ status: 'waiting', invocation: { status: 'running' } })
+    })
+
     it('404 session_not_found when the key never ran; another key sees another object', async () => {
       restate.on(`POST /session/${encodeURIComponent(sessionKey(tenantOf(KEY_B), 's1'))}/get`, { status: 200, body: MISSING })
       const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_B) })
@@ -136,21 +180,23 @@ describe('routes against a stand-in Restate', () => {
   })
 
   describe('POST /v1/sessions/:sessionId/cancel', () => {
-    it('cancels the running invocation through the admin API', async () => {
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: view().invocation })
+    it('cancels the invocation that holds the session through the admin API, running no handler', async () => {
+      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [{ invocation_id: 'inv_1' }] }))
       restate.on('PATCH /admin/invocations/inv_1/cancel', { status: 202 })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(202)
       expect(response.json()).toEqual({ invocationId: 'inv_1' })
-      expect(restate.requests.map((request) => `${request.method} ${request.path}`)).toContain('PATCH /admin/invocations/inv_1/cancel')
+      expect(restate.requests.map((request) => `${request.method} ${request.path}`)).toEqual(['POST /admin/query', 'PATCH /admin/invocations/inv_1/cancel'])
     })
 
     it('409 nothing_running when no invocation runs, or it ended meanwhile', async () => {
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: { invocationId: 'inv_1', status: 'completed', startedAt: 1, endedAt: 2 } })
+      const ended = { invocationId: 'inv_1', status: 'completed', startedAt: 1, endedAt: 2 }
+      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [], state: [{ value_utf8: JSON.stringify(ended) }] }))
       const idle = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
       expect(idle.statusCode).toBe(409)
       expect(idle.json().error.code).toBe('nothing_running')
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: view().invocation })
+      expect(sqlQueries(restate)[1]).toBe(`SELECT value_utf8 FROM state WHERE service_name = 'session' AND service_key = '${KEY_OF_A}' AND key = 'current_invocation'`)
+      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [{ invocation_id: 'inv_1' }] }))
       restate.on('PATCH /admin/invocations/inv_1/cancel', { status: 409, body: { message: 'already completed' } })
       const raced = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
       expect(raced.statusCode).toBe(409)
@@ -158,7 +204,7 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('404 when the session does not exist', async () => {
-      restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: null })
+      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [], state: [] }))
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(404)
     })
@@ -170,18 +216,22 @@ describe('routes against a stand-in Restate', () => {
     const resumer = `/resumer/${encodeURIComponent(id)}`
     const record: QuestionRecord = { awakeableId: id, sessionKey: KEY_OF_A, kind: 'ask_user', question: 'Which one?', createdAt: 5, state: 'open' }
 
-    it('answers with the API key of the owning tenant', async () => {
-      restate.on(`POST ${resumer}/describe`, { status: 200, body: record })
+    const stored = (value: QuestionRecord | QuestionTombstone) => sqlTables({ state: [{ value_utf8: JSON.stringify(value) }] })
+
+    it("answers with the API key of the owning tenant, the owner read from the resumer's state (no handler)", async () => {
+      restate.on('POST /admin/query', stored(record))
       restate.on(`POST ${resumer}/answer/send`, { status: 200, body: { invocationId: 'inv_answer' } })
       restate.on('GET /restate/invocation/inv_answer/attach', { status: 200, body: { outcome: 'answered', sessionKey: KEY_OF_A } })
       const response = await app.inject({ method: 'POST', url, payload: { answer: { choice: 'a' } }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ id, status: 'answered' })
       expect(restate.requests.find((request) => request.path.endsWith('/answer/send'))?.body).toEqual({ answer: { choice: 'a' } })
+      expect(sqlQueries(restate)).toEqual([`SELECT value_utf8 FROM state WHERE service_name = 'resumer' AND service_key = '${id}' AND key = 'question'`])
+      expect(restate.requests.some((request) => request.path.endsWith('/describe'))).toBe(false)
     })
 
     it("404 for another tenant's question, without answering it", async () => {
-      restate.on(`POST ${resumer}/describe`, { status: 200, body: record })
+      restate.on('POST /admin/query', stored(record))
       const response = await app.inject({ method: 'POST', url, payload: { answer: 'a' }, headers: bearer(KEY_B) })
       expect(response.statusCode).toBe(404)
       expect(response.json().error.code).toBe('question_not_found')
@@ -189,7 +239,7 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('404 when the resumer does not know the question', async () => {
-      restate.on(`POST ${resumer}/describe`, { status: 200 })
+      restate.on('POST /admin/query', sqlTables({ state: [] }))
       const response = await app.inject({ method: 'POST', url, payload: { answer: 'a' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(404)
     })
@@ -200,6 +250,7 @@ describe('routes against a stand-in Restate', () => {
         ['unknown', 404, 'question_not_found'],
         ['already_answered', 409, 'already_answered'],
         ['expired', 410, 'question_expired'],
+        ['closed', 409, 'question_closed'],
       ] as const
       for (const [outcome, status, code] of cases) {
         restate.on(`POST ${resumer}/answer/send`, { status: 200, body: { invocationId: 'inv_answer' } })
@@ -208,7 +259,16 @@ describe('routes against a stand-in Restate', () => {
         expect(response.statusCode, outcome).toBe(status)
         expect(response.json().error.code).toBe(code)
       }
-      expect(restate.requests.some((request) => request.path.endsWith('/describe'))).toBe(false)
+      expect(sqlQueries(restate)).toEqual([])
+    })
+
+    it('409 question_closed, naming the reason, for a question whose run ended (its tombstone still names the owner)', async () => {
+      restate.on('POST /admin/query', stored({ sessionKey: KEY_OF_A, state: 'closed', reason: 'cancelled', endedAt: 9 }))
+      restate.on(`POST ${resumer}/answer/send`, { status: 200, body: { invocationId: 'inv_answer' } })
+      restate.on('GET /restate/invocation/inv_answer/attach', { status: 200, body: { outcome: 'closed', reason: 'cancelled', sessionKey: KEY_OF_A } })
+      const response = await app.inject({ method: 'POST', url, payload: { answer: 'late' }, headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(409)
+      expect(response.json().error).toEqual({ code: 'question_closed', message: `question ${id} is closed: its run was cancelled` })
     })
   })
 
