@@ -19,6 +19,14 @@ export interface ServicesConfig {
    * (a model call, a tool) may take beyond it before Restate aborts the attempt and retries.
    */
   abortTimeoutMs: number
+  /** Tools that need a person's approval before each call (`ZIDANE_APPROVE_TOOLS`, comma-separated). */
+  approveTools: string[]
+  /** Tools that are always refused (`ZIDANE_DENY_TOOLS`, comma-separated). */
+  denyTools: string[]
+  /** Token budget of what a run sends the model; older turns are left out past it (`compactStrategy: 'tail'`). */
+  compactBudgetTokens: number
+  /** Serve the demo tools (`fail`): on with the demo model, or with `ZIDANE_DEMO_TOOLS=1`. */
+  demoTools: boolean
   /** Test-only: a file naming the journal boundary at which the process kills itself (`boundaryProbe`). */
   killPlanFile: string | undefined
   questionTimeoutMs: number | undefined
@@ -29,6 +37,10 @@ export interface ServicesConfig {
 function numberFrom(value: string | undefined, fallback: number): number {
   const parsed = value === undefined || value === '' ? Number.NaN : Number(value)
   return Number.isFinite(parsed) ? parsed : fallback
+}
+
+function listFrom(value: string | undefined): string[] {
+  return (value ?? '').split(',').map(item => item.trim()).filter(Boolean)
 }
 
 /** Reads `ServicesConfig` from `env`. */
@@ -47,5 +59,9 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     defaultMaxTurns: numberFrom(env.ZIDANE_MAX_TURNS, 50),
     maxCostUsd: maxCostUsd > 0 ? maxCostUsd : undefined,
     killPlanFile: env.ZIDANE_TEST_KILL_PLAN || undefined,
+    approveTools: listFrom(env.ZIDANE_APPROVE_TOOLS),
+    compactBudgetTokens: numberFrom(env.ZIDANE_COMPACT_BUDGET_TOKENS, 100_000),
+    demoTools: env.ZIDANE_DEMO_TOOLS === '1' || !env.ANTHROPIC_API_KEY,
+    denyTools: listFrom(env.ZIDANE_DENY_TOOLS),
   }
 }

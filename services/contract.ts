@@ -46,6 +46,8 @@ export interface CurrentInvocation {
   status: 'running' | 'completed' | 'failed' | 'cancelled'
   startedAt: number
   endedAt?: number
+  /** Why the invocation failed for good (`<code>: <message>`), when `status` is `failed`. */
+  error?: string
 }
 
 /** Output of the shared handler `session/<key>/invocation` (null for a key that never ran): one state read, no session load. */

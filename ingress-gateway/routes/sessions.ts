@@ -64,7 +64,7 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
         answerUrl: answerUrl(config.publicUrl, config.answerSecret, question.id),
       })
       const { turns, runs, usage } = view
-      const status = invocation?.status === 'suspended' ? 'suspended' : view.status
+      const status = invocation?.status === 'suspended' ? 'suspended' : invocation?.status === 'killed' ? 'interrupted' : view.status
       return { id: request.params.sessionId, status, turns, runs, usage, pending: view.pending.map(withLink), ...(invocation === undefined ? {} : { invocation }) }
     },
   )
@@ -105,16 +105,21 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
 }
 
 /** What the gateway reports of an invocation: the session's record, with `suspended` when Restate has suspended it. */
-type ObservedInvocation = Omit<CurrentInvocation, 'status'> & { status: CurrentInvocation['status'] | 'suspended' }
+type ObservedInvocation = Omit<CurrentInvocation, 'status'> & { status: CurrentInvocation['status'] | 'suspended' | 'killed' }
 
 /**
- * The session's record of its invocation, `suspended` while Restate says so (the run waits and holds no process).
+ * The session's record of its invocation, `suspended` while Restate says so (the run waits and holds no process), and
+ * `killed` when Restate ended it without the run recording its end (the session then reads `interrupted`).
  * Read from Restate's tables; when the admin API does not answer, the record is reported as it is.
  */
 async function asRestateSees(restate: RestateClient, invocation: CurrentInvocation | undefined): Promise<ObservedInvocation | undefined> {
   if (invocation?.status !== 'running') return invocation
-  const status = await invocationStatus(restate, invocation.invocationId).catch(() => undefined)
-  return status === 'suspended' ? { ...invocation, status } : invocation
+  const status = await invocationStatus(restate, invocation.invocationId).catch(() => 'unknown')
+  if (status === 'suspended') return { ...invocation, status }
+  // Recorded as running, yet Restate has ended it (or forgotten it): it was killed, and no clean-up ran. The next
+  // prompt heals its open tool calls.
+  if (status === undefined || status === 'completed') return { ...invocation, status: 'killed' }
+  return invocation
 }
 
 /** The session's view, or 404 `session_not_found` for a key that never ran (another tenant's session included). */

@@ -1,17 +1,22 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
-import type { AgentStats } from 'zidane'
+import type { AgentStats, CreateAgentOptions } from 'zidane'
 import { isRestateCancellation, restateRuntime, restateSessionStore, restateSpawnTool } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import type { SessionData } from 'zidane/session'
 import { createBuiltinTools } from 'zidane/tools'
+import { boundaryProbe } from '../boundary-probe'
+import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
 import type { CurrentInvocation, PendingQuestion, SessionEvent, SessionEventsRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView } from '../contract'
 import { CHILD_SERVICE, SESSION_SERVICE } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
 import { sessionWorkspace } from '../workspace'
+import { policyPermission, restateApprovals } from './approvals'
 import { closeOpenQuestions } from './close-questions'
+import { withErrorBoundary } from '../handler-boundary'
+import type { HandlerEnding } from '../handler-boundary'
 import { PENDING_QUESTIONS_KEY, restateInteractionTools } from './restate-interaction-tools'
 import { buildSessionView, deriveEvents } from './session-view'
 
@@ -24,36 +29,59 @@ const Child: ChildService = { name: CHILD_SERVICE }
 async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<SessionRunResult> {
   const invocation: CurrentInvocation = { invocationId: ctx.request().id, status: 'running', startedAt: await ctx.date.now() }
   ctx.set(CURRENT_INVOCATION_KEY, invocation)
-  try {
+  // Questions still listed belong to an earlier invocation that ended without its clean-up (killed): close them.
+  await closeOpenQuestions(ctx, 'failed')
+  return withErrorBoundary(async () => {
     const stats = await runAgent(ctx, request)
     await closeOpenQuestions(ctx, 'finished')
     ctx.set(CURRENT_INVOCATION_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
-  } catch (error) {
-    if (isRestateCancellation(error)) {
-      const endedAt = await ctx.date.now()
-      await closeOpenQuestions(ctx, 'cancelled')
-      ctx.set(CURRENT_INVOCATION_KEY, { ...invocation, status: 'cancelled', endedAt })
-      await recordCancellation(ctx, endedAt)
-    }
-    throw error
-  }
+  }, ending => recordEnding(ctx, invocation, ending))
 }
 
 const CANCELLED_CALL_TEXT = '[Tool use cancelled] The run was cancelled before this call finished. Its effect may or may not have happened: check before you run it again.'
+const FAILED_CALL_TEXT = '[Tool use failed] The run failed before this call finished. Its effect may or may not have happened: check before you run it again.'
 
-/** After a cancel: the cancelled run ends with status `cancelled`, and its open tool calls are closed so the history stays valid. */
-async function recordCancellation(ctx: restate.ObjectContext, endedAt: number): Promise<void> {
-  const session = await loadSession(restateSessionStore(ctx, { clock: { now: () => endedAt } }), ctx.key)
+/**
+ * Records how an invocation ended for good (cancelled, or a terminal failure): its questions are closed, the
+ * invocation record says so, and the session's unfinished runs end with that status, their open tool calls closed so
+ * the history stays valid. Every timestamp comes from the durable clock.
+ */
+async function recordEnding(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding): Promise<void> {
+  // A second cancel (the spawn tool cancels its own invocation to reach its children) can surface at an await of
+  // this clean-up: it is journaled, so trying again is deterministic; three tries cover every cancel a run sends.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await recordEndingOnce(ctx, invocation, ending)
+    } catch (error) {
+      if (!isRestateCancellation(error) || attempt >= 3) throw error
+    }
+  }
+}
+
+async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding): Promise<void> {
+  const endedAt = await ctx.date.now()
+  await closeOpenQuestions(ctx, ending.kind === 'cancelled' ? 'cancelled' : 'failed')
+  const status = ending.kind === 'cancelled' ? 'cancelled' : 'failed'
+  const reason = ending.kind === 'cancelled' ? 'cancelled' : ending.reason
+  ctx.set(CURRENT_INVOCATION_KEY, { ...invocation, status, endedAt, ...(ending.kind === 'failed' ? { error: reason } : {}) })
+  await closeUnfinishedRuns(ctx, { status, reason, endedAt, text: ending.kind === 'cancelled' ? CANCELLED_CALL_TEXT : FAILED_CALL_TEXT })
+}
+
+/** Ends the session's running runs with `status`, closing their open tool calls with `text`. */
+async function closeUnfinishedRuns(ctx: restate.ObjectContext, end: { status: 'cancelled' | 'failed'; reason: string; endedAt: number; text: string }): Promise<void> {
+  const clock = { now: () => end.endedAt }
+  const session = await loadSession(restateSessionStore(ctx, { clock }), ctx.key, { clock })
   if (!session) return
   const running = session.runs.filter(run => run.status === 'running')
-  await session.healInterruptedToolCalls(CANCELLED_CALL_TEXT, running.at(-1)?.id)
-  for (const run of running) await session.upsertRun({ ...run, status: 'cancelled', endedAt, error: 'cancelled' })
-  await session.setStatus('cancelled')
+  await session.healInterruptedToolCalls(end.text, running.at(-1)?.id)
+  for (const run of running) await session.upsertRun({ ...run, status: end.status, endedAt: end.endedAt, error: end.reason })
+  await session.setStatus(end.status)
 }
 
 async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<AgentStats> {
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.key })
+  // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, ...boundaryProbe() })
   const store = durable.stores.session
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))
@@ -63,12 +91,19 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest):
   })
   const agent = createAgent({
     provider: servicesProvider(),
-    tools: [...createBuiltinTools({ root }), ...restateInteractionTools(ctx, config.questionTimeoutMs ? { timeoutMs: config.questionTimeoutMs } : {}), spawn],
+    tools: [...createBuiltinTools({ root }), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx, config.questionTimeoutMs ? { timeoutMs: config.questionTimeoutMs } : {}), spawn],
     durable,
     session,
-    behavior: { maxTurns: request.maxTurns ?? config.defaultMaxTurns, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
+    ...approvalOptions(ctx),
+    behavior: { compactStrategy: 'tail', compactBudgetTokens: config.compactBudgetTokens, maxTurns: request.maxTurns ?? config.defaultMaxTurns, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
   })
   return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
+}
+
+/** The operator's approval policy and how its questions reach a person (none when no policy is configured). */
+function approvalOptions(ctx: restate.ObjectContext): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
+  const canUseTool = policyPermission({ approve: config.approveTools, deny: config.denyTools })
+  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx) } : {}
 }
 
 /** What the shared `get` handler returns, read without blocking a running invocation. */

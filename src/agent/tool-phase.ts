@@ -115,19 +115,22 @@ function normalizePermission(permission: ToolPermission): ToolPermission {
 
 async function requestApproval(state: RunState, env: ToolPhaseEnv, call: ToolUseBlock): Promise<boolean> {
   const awakeable = env.runtime.awakeable<JsonValue>(stepKey(state.runId, 'custom', `t${state.turn}`, call.id, 'approval-awakeable'))
+  const request = { kind: 'approval' as const, sessionId: state.sessionId, runId: state.runId, callId: call.id, question: `Allow ${call.name} with ${JSON.stringify(call.input)}?`, awakeable: { id: awakeable.id } }
+  const selfJournaled = env.requestInteraction?.journal === 'self'
   await env.runtime.step(stepKey(state.runId, 'interaction', `t${state.turn}`, call.id, 'approval'), async () => {
-    const request = { kind: 'approval' as const, sessionId: state.sessionId, runId: state.runId, callId: call.id, question: `Allow ${call.name} with ${JSON.stringify(call.input)}?`, awakeable: { id: awakeable.id } }
-    await env.requestInteraction?.(request)
+    if (!selfJournaled) await env.requestInteraction?.(request)
     await env.hooks.callHook('interaction:request', request)
     return true
   })
+  const unlist = selfJournaled ? await env.requestInteraction?.(request) : undefined
   const outcome = await awakeable.wait()
+  if (typeof unlist === 'function') await unlist()
   return !outcome.timedOut && isApproval(outcome.value)
 }
 
 function isApproval(value: JsonValue): boolean {
   if (value === true) return true
   if (typeof value === 'string') return /^(y|yes|approve|approved|allow|ok)$/i.test(value.trim())
-  if (value && typeof value === 'object' && !Array.isArray(value)) return value.approved === true
+  if (value && typeof value === 'object' && !Array.isArray(value)) return value.approved === true || value.decision === 'approve'
   return false
 }

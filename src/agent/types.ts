@@ -83,7 +83,15 @@ export interface InteractionRequest {
 }
 
 /** Notifies a human of a question. Answer it with `runtime.resolveAwakeable(request.awakeable.id, answer)`. Runs once per question, inside a step. */
-export type RequestInteraction = (request: InteractionRequest) => void | Promise<void>
+export type RequestInteraction = ((request: InteractionRequest) => void | Promise<void> | (() => Promise<void>) | Promise<() => Promise<void>>) & {
+  /**
+   * `'self'`: the host journals what it does itself (on Restate: state writes and calls through the object context,
+   * which may not happen inside a step). The loop then calls it outside any step, on the first execution and on every
+   * replay, right before the run waits; a function it returns is called once the answer arrived (to unlist the
+   * question). Otherwise it is called once, inside the journaled notification step.
+   */
+  journal?: 'self'
+}
 
 /** `durable` as `createAgent` takes it: a bare runtime (means `onInterrupted: 'heal'`) or the runtime with a policy. */
 export type DurableOption = DurableRuntime | { runtime: DurableRuntime; onInterrupted?: 'resume' | 'heal' }

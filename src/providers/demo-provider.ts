@@ -9,7 +9,8 @@ type Directive = { tool: string; calls: JsonObject[]; label: string }
 /**
  * The deterministic demo model `npm start` uses without an API key. Directives, one per line of the prompt:
  * `ask: <question>`, `spawn: <task> | <task>`, `shell: <command>`, `write: <path> <content>`, `read: <path>`,
- * `list: <path>`; each becomes a turn of tool calls, then a final turn summarizes the results. Anything else is echoed.
+ * `list: <path>`, `todo: <item> | <item>` (todowrite), `todos:` (todoread), `fail: <message>` (the services' demo tool `fail`); each becomes a turn of tool calls, then a
+ * final turn summarizes the results. Anything else is echoed.
  */
 export function demoProvider(options: { model?: string; delayMs?: number } = {}): Provider {
   const model = options.model ?? 'zidane-demo'
@@ -54,7 +55,7 @@ function textOfMessage(message: Message | undefined): string {
 
 function parseDirectives(prompt: string): Directive[] {
   return prompt.split('\n').map(line => line.trim()).flatMap(line => {
-    const match = /^(ask|spawn|shell|write|read|list):\s*(.*)$/i.exec(line)
+    const match = /^(ask|spawn|shell|write|read|list|todo|todos|fail):\s*(.*)$/i.exec(line)
     if (!match) return []
     return [toDirective((match[1] ?? '').toLowerCase(), match[2] ?? '')]
   })
@@ -70,6 +71,9 @@ function toDirective(verb: string, rest: string): Directive {
       return { tool: 'write_file', calls: [{ path: space === -1 ? rest : rest.slice(0, space), content: space === -1 ? '' : rest.slice(space + 1) }], label: 'write_file' }
     }
     case 'read': return { tool: 'read_file', calls: [{ path: rest }], label: 'read_file' }
+    case 'todo': return { tool: 'todowrite', calls: [{ todos: rest.split('|').map(item => item.trim()).filter(Boolean).map(content => ({ content, status: 'pending' })) }], label: 'todowrite' }
+    case 'todos': return { tool: 'todoread', calls: [{}], label: 'todoread' }
+    case 'fail': return { tool: 'fail', calls: [{ message: rest || 'failed on purpose' }], label: 'fail' }
     default: return { tool: 'list_files', calls: [{ path: rest || '.' }], label: 'list_files' }
   }
 }

@@ -7,7 +7,7 @@ export type { ReplayDoneHooks, ReplayTracker, ReplayTrackerOptions } from './rep
 export { awakeableWithTimeout, raceWithTimeout } from './awakeable'
 export type { AwakeableWithTimeoutOptions, RestatePromiseRaceLike } from './awakeable'
 export { restateRuntime, DEFAULT_MAX_TOOL_RESULT_BYTES } from './runtime'
-export { assertOutsideStep, CONTEXT_IN_STEP_CODE, currentStep, isContextInStepError, journalStep } from './step-scope'
+export { assertOutsideStep, CONTEXT_IN_STEP_CODE, currentStep, isContextInStepError, journalStep, runningStepClosures } from './step-scope'
 export type { RestateCombinators, RestateRuntimeOptions } from './runtime'
 export { restateSessionStore, sessionTurnStateKey, SESSION_TURN_STATE_KEY_PREFIX, SESSION_STATE_KEY, SESSION_TURNS_STATE_KEY, LEGACY_SESSION_TURNS_STATE_KEY } from './session'
 export type { RestateSessionStoreOptions } from './session'

@@ -8,9 +8,17 @@ const stepScope = new AsyncLocalStorage<string>()
 /** Error code of a Restate context call made from inside a step's closure. Stable: clients match on it. */
 export const CONTEXT_IN_STEP_CODE = 'restate_context_in_step'
 
+let runningClosures = 0
+
 /** Runs `body` as the closure of step `stepName`: every guarded context call made from it throws. */
 export function runInStep<T>(stepName: string, body: () => Promise<T>): Promise<T> {
-  return stepScope.run(stepName, body)
+  runningClosures++
+  return stepScope.run(stepName, body).finally(() => { runningClosures-- })
+}
+
+/** How many step closures run in this process right now (any invocation): a crash test kills only at zero. */
+export function runningStepClosures(): number {
+  return runningClosures
 }
 
 /** The name of the step whose closure is running in this async call chain, or `undefined` outside any step. */
