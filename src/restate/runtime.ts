@@ -120,7 +120,14 @@ export function restateRuntime(rawCtx: RestateContextLike, options: RestateRunti
 }
 
 function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['coalesce']): { now(): Promise<number> } {
-  if (!coalesce) return { now: () => ctx.date.now() }
+  if (!coalesce) {
+    return {
+      now: () => {
+        assertOutsideStep('runtime.now()')
+        return ctx.date.now()
+      },
+    }
+  }
   const coalesced = createCoalescedClock(() => ctx.date.now(), coalesce === true ? undefined : coalesce.reanchorEvery)
   return {
     now: () => {

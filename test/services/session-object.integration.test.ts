@@ -1,7 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sessionObject } from '../../services/agent-object/session-object'
-import { childService } from '../../services/child-runner/child-service'
-import { resumerObject } from '../../services/resumer/resumer-object'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { AnswerResult, SessionRunResult, SessionView } from '../../services/contract'
 import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
@@ -9,7 +6,18 @@ import type { RestateHarness } from '../helpers/restate/restate-harness'
 describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
   let harness: RestateHarness | undefined
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
-  beforeAll(async () => { harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject], alwaysReplay }) })
+  beforeAll(async () => {
+    // The services read their handler timeouts from the environment when they load: always-replay sets the
+    // inactivity timeout to 0 (every await suspends), so load a fresh copy of them for each mode.
+    vi.resetModules()
+    if (alwaysReplay) process.env.ZIDANE_INACTIVITY_TIMEOUT_MS = '0'
+    else delete process.env.ZIDANE_INACTIVITY_TIMEOUT_MS
+    const { sessionObject } = await import('../../services/agent-object/session-object')
+    const { childService } = await import('../../services/child-runner/child-service')
+    const { resumerObject } = await import('../../services/resumer/resumer-object')
+    delete process.env.ZIDANE_INACTIVITY_TIMEOUT_MS
+    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject], alwaysReplay })
+  })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)
 
@@ -30,6 +38,10 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
       return view.body.pending[0]
     }, 20_000, 'a pending question')
     expect(pending.question).toBe('name?')
+    // The mode is real: with the inactivity timeout at 0 the waiting run is suspended (and replays when answered).
+    const status = async (): Promise<string | undefined> => (await h().query<{ status: string }>(`SELECT status FROM sys_invocation WHERE id = '${invocationId}'`))[0]?.status
+    if (alwaysReplay) await h().waitFor(async () => (await status()) === 'suspended', 10_000, 'the waiting run to suspend')
+    else expect(await status()).toBe('running')
     const answered = await h().call<AnswerResult>(`resumer/${encodeURIComponent(pending.id)}/answer`, { answer: 'Ada' })
     expect(answered.body.outcome).toBe('answered')
     const again = await h().call<AnswerResult>(`resumer/${encodeURIComponent(pending.id)}/answer`, { answer: 'Bob' })
