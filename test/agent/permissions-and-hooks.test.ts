@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
-import type { ToolDef, ToolPermission } from 'zidane'
+import type { ToolDef } from 'zidane'
 import { createMemoryJournal, createMemoryJournalRuntime, scriptedProvider, SimulatedCrashError } from 'zidane/testing'
 import { countingTool } from '../helpers/tools'
 
