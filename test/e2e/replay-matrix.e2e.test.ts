@@ -250,6 +250,7 @@ describe('replay matrix: normal and kill at every journal boundary', () => {
     it(`${scenario.name}: SIGKILL at every journal boundary`, async () => {
       const total = counts.get(index) ?? 0
       expect(total, "the normal run counted its boundaries").toBeGreaterThan(0)
+      console.info(`kill matrix: ${scenario.name}: SIGKILL at each of ${total} journal boundaries`)
       for (let killAt = 1; killAt <= total; killAt++) {
         const cell = newCell('k', killAt, index)
         const { end } = await runCell(index, cell, killPlan(), killAt)
