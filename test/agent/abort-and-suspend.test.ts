@@ -3,6 +3,11 @@ import { createAgent, INTERRUPTED_TOOL_TEXT } from 'zidane'
 import type { ToolDef } from 'zidane'
 import { createMemoryJournal, createMemoryJournalRuntime, scriptedProvider } from 'zidane/testing'
 
+/** Resolves once `condition` holds (checked every turn of the event loop): waits on state, not on time. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise(resolve => setImmediate(resolve))
+}
+
 function slowTool(name: string, delayMs: number, log: string[], safe = false): ToolDef {
   return {
     spec: { name, description: name, inputSchema: { type: 'object' } },
@@ -21,7 +26,7 @@ describe('abort and suspend', () => {
     const provider = scriptedProvider(() => ({ toolCalls: [{ name: 'slow', input: {} }] }))
     const agent = createAgent({ provider, tools: [slowTool('slow', 5_000, log)] })
     const running = agent.run({ prompt: 'go' })
-    await new Promise(resolve => setTimeout(resolve, 50))
+    await until(() => log.includes('slow:start'))
     agent.abort()
     const stats = await running
     expect(stats.status).toBe('aborted')
@@ -35,7 +40,7 @@ describe('abort and suspend', () => {
     const provider = scriptedProvider([{ text: 'late', delayMs: 5_000 }])
     const agent = createAgent({ provider })
     const running = agent.run({ prompt: 'go' })
-    await new Promise(resolve => setTimeout(resolve, 30))
+    await until(() => provider.requests.length > 0)
     agent.abort()
     const stats = await running
     expect(stats.status).toBe('aborted')
@@ -45,7 +50,7 @@ describe('abort and suspend', () => {
     const provider = scriptedProvider([{ text: 'late', delayMs: 5_000 }])
     const agent = createAgent({ provider })
     const running = agent.run({ prompt: 'go' })
-    await new Promise(resolve => setTimeout(resolve, 30))
+    await until(() => provider.requests.length > 0)
     await agent.suspend({ graceMs: 1_000 })
     const stats = await running
     expect(stats.status).toBe('suspended')
@@ -57,7 +62,7 @@ describe('abort and suspend', () => {
     const provider = scriptedProvider([{ toolCalls: [{ name: 'quick', input: {} }, { name: 'next', input: {} }] }, { text: 'never' }])
     const agent = createAgent({ provider, tools: [slowTool('quick', 80, log), slowTool('next', 10, log)] })
     const running = agent.run({ prompt: 'go' })
-    await new Promise(resolve => setTimeout(resolve, 20))
+    await until(() => log.includes('quick:start'))
     await agent.suspend({ graceMs: 1_000 })
     const stats = await running
     expect(stats.status).toBe('suspended')
@@ -71,7 +76,7 @@ describe('abort and suspend', () => {
     const tools = [slowTool('quick', 80, log), slowTool('next', 10, log)]
     const first = createAgent({ provider, tools, durable: createMemoryJournalRuntime({ journal }), sessionId: 's-suspend' })
     const running = first.run({ prompt: 'go' })
-    await new Promise(resolve => setTimeout(resolve, 20))
+    await until(() => log.includes('quick:start'))
     await first.suspend({ graceMs: 1_000 })
     expect((await running).status).toBe('suspended')
     const second = createAgent({ provider, tools, durable: createMemoryJournalRuntime({ journal }), sessionId: 's-suspend' })

@@ -47,11 +47,11 @@ describe('agents on the SQLite runtime', () => {
 
   it('heals instead of resuming when the history was rewritten: resume:mismatch fires and resume() resolves null', async () => {
     const first = files.open()
-    let release: () => void = () => undefined
+    let release: (() => void) | undefined
     const blocking: ToolDef = { spec: { name: 'block', description: 'Blocks', inputSchema: { type: 'object', properties: {} } }, execute: () => new Promise(resolve => { release = () => resolve('late') }) }
     const agent = createAgent({ provider: scriptedProvider([{ toolCalls: [{ name: 'block', id: 'call_block', input: {} }] }, { text: 'done' }]), tools: [blocking], durable: first, sessionId: 'rewritten' })
     const running = agent.run({ prompt: 'go' }).catch((error: unknown) => error)
-    await new Promise(resolve => setTimeout(resolve, 50))
+    while (!release) await new Promise(resolve => setImmediate(resolve)) // the call is running
     first.abandon()
     release()
     expect(await running).toMatchObject({ code: 'sqlite_closed' })

@@ -24,9 +24,9 @@ describe('createSqliteRuntime: the durable contract', () => {
     const first = files.open()
     await first.runs.claim('s1', 'run_a')
     const key = stepKey('run_a', 'tool', 't1', 'toolu_1')
-    let release: () => void = () => undefined
+    let release: (() => void) | undefined
     const pending = first.step(key, () => new Promise<string>(resolve => { release = () => resolve('late') }))
-    await new Promise(resolve => setTimeout(resolve, 10))
+    while (!release) await new Promise(resolve => setImmediate(resolve)) // the step is running
     first.abandon()
     release()
     await expect(pending).rejects.toMatchObject({ code: 'sqlite_closed' })
