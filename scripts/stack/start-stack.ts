@@ -58,7 +58,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     stopTimeoutMs: shutdownGraceMs({ ...process.env, ...extraEnv }) + 5_000,
     env: { ...process.env, ...extraEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
   }, onFatal))
-  await waitUntil(async () => { await registerDeployment(adminUrl, `http://127.0.0.1:${config.servicesPort}`); return true }, 60_000, 'the services deployment to register')
+  await waitUntil(async () => { await registerDeployment(adminUrl, `http://127.0.0.1:${config.servicesPort}`); return true }, 120_000, 'the services deployment to register')
   processes.push(supervise({
     name: 'gateway',
     ...tsx(config.rootDir, 'ingress-gateway/server.ts'),
@@ -75,6 +75,6 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     },
   }, onFatal))
   const gatewayUrl = `http://${config.host}:${config.gatewayPort}`
-  await waitUntil(() => isHealthy(`${gatewayUrl}/healthz`), 60_000, 'the gateway')
+  await waitUntil(() => isHealthy(`${gatewayUrl}/healthz`), 120_000, 'the gateway')
   return { gatewayUrl, ingressUrl, adminUrl, processes, stop }
 }

@@ -228,7 +228,7 @@ describe('replay matrix: normal and kill at every journal boundary', () => {
   const counts = new Map<number, number>()
   beforeAll(async () => {
     await startMatrixStack({ ZIDANE_TEST_KILL_PLAN: killPlan() })
-  }, 120_000)
+  }, 240_000)
   afterAll(async () => {
     await stopMatrixStack()
     rmSync(planDir, { recursive: true, force: true })
@@ -264,7 +264,7 @@ describe('replay matrix: normal and kill at every journal boundary', () => {
 })
 
 describe('replay matrix: always replay', () => {
-  beforeAll(async () => { await startMatrixStack({ ZIDANE_INACTIVITY_TIMEOUT_MS: '0' }) }, 120_000)
+  beforeAll(async () => { await startMatrixStack({ ZIDANE_INACTIVITY_TIMEOUT_MS: '0' }) }, 240_000)
   afterAll(stopMatrixStack)
   printStackOutputOnFailure(() => stackRef)
 
