@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { errorResponseSchema, GatewayError } from '../errors'
+import { readShellStatus, shellStatusSchema } from '../shell-status'
 import type { RouteDependencies } from './route-dependencies'
 
-/** `GET /healthz` (the process is up) and `GET /readyz` (Restate admin and ingress answer). No auth. */
+/** `GET /healthz` (the process is up) and `GET /readyz` (Restate admin and ingress answer; how `shell` runs). No auth. */
 export const healthRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate }) => {
   app.get(
     '/healthz',
@@ -16,7 +17,7 @@ export const healthRoutes: FastifyPluginAsync<RouteDependencies> = async (app, {
         summary: 'Readiness: Restate admin API and ingress respond',
         tags: ['health'],
         response: {
-          200: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ready'] } } },
+          200: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ready'] }, shell: shellStatusSchema } },
           503: errorResponseSchema,
         },
       },
@@ -25,7 +26,8 @@ export const healthRoutes: FastifyPluginAsync<RouteDependencies> = async (app, {
       const health = await restate.health()
       const down = [health.admin ? undefined : 'admin API', health.ingress ? undefined : 'ingress'].filter((part) => part !== undefined)
       if (down.length > 0) throw new GatewayError('restate_unavailable', `Restate ${down.join(' and ')} not responding`)
-      return { status: 'ready' as const }
+      const shell = readShellStatus()
+      return shell ? { status: 'ready' as const, shell } : { status: 'ready' as const }
     },
   )
 }

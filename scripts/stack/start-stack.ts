@@ -1,9 +1,12 @@
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { shutdownGraceMs } from '../../services/drain/shutdown-config'
+import { shellPolicy } from '../../services/shell-policy'
+import type { ShellStatus } from '../../services/shell-policy'
 import { ensureIdentityKeys } from './identity-keys'
 import { restateServerBinary } from './restate-binary'
 import { registerDeployment } from './register-deployment'
+import { isMultiTenant, servicesEnvironment, withoutVariables } from './process-env'
 import { restateListenEnv, restateUrls, waitForRestate } from './restate-server'
 import type { StackConfig } from './stack-config'
 import { supervise } from './supervisor'
@@ -16,6 +19,8 @@ export interface RunningStack {
   ingressUrl: string
   adminUrl: string
   processes: ProcessHandle[]
+  /** How the `shell` tool runs (sandboxed, unsandboxed or disabled), as printed at start-up and served by `/readyz`. */
+  shell: ShellStatus
   stop(): Promise<void>
 }
 
@@ -41,8 +46,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     critical: true,
     ...logged,
     env: {
-      ...process.env,
-      ...extraEnv,
+      ...withoutVariables({ ...process.env, ...extraEnv }, ['GATEWAY_', 'ANTHROPIC_']),
       RESTATE_LOG_FILTER: process.env.RESTATE_LOG_FILTER ?? 'warn',
       RESTATE_BASE_DIR: config.dataDir,
       ...restateListenEnv(config),
@@ -50,13 +54,17 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     },
   }, onFatal))
   await waitForRestate({ adminUrl, ingressUrl }, 60_000)
+  // With several tenants, one tenant's shell must not reach another's files: the sandbox or no shell.
+  const servicesEnv = servicesEnvironment({ ...process.env, ...extraEnv, ...(isMultiTenant(config.gatewayApiKeys) ? { ZIDANE_SANDBOX: 'required' } : {}) })
+  const shell = shellPolicy(servicesEnv).status
+  ;(log ?? ((name: string, line: string) => console.log(`[${name}] ${line}`)))('stack', `shell: ${shell.mode} (${shell.reason})`)
   processes.push(supervise({
     name: 'services',
     ...tsx(config.rootDir, 'services/endpoint.ts'),
     ...logged,
     // A stopped services process first lets its running steps finish (its shutdown grace).
     stopTimeoutMs: shutdownGraceMs({ ...process.env, ...extraEnv }) + 5_000,
-    env: { ...process.env, ...extraEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
+    env: { ...servicesEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
   }, onFatal))
   await waitUntil(async () => { await registerDeployment(adminUrl, `http://127.0.0.1:${config.servicesPort}`); return true }, 120_000, 'the services deployment to register')
   processes.push(supervise({
@@ -64,8 +72,8 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     ...tsx(config.rootDir, 'ingress-gateway/server.ts'),
     ...logged,
     env: {
-      ...process.env,
-      ...extraEnv,
+      ...withoutVariables({ ...process.env, ...extraEnv }, ['ANTHROPIC_']),
+      ZIDANE_SHELL_STATUS: JSON.stringify(shell),
       GATEWAY_PORT: String(config.gatewayPort),
       GATEWAY_HOST: config.host,
       RESTATE_INGRESS_URL: ingressUrl,
@@ -76,5 +84,5 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
   }, onFatal))
   const gatewayUrl = `http://${config.host}:${config.gatewayPort}`
   await waitUntil(() => isHealthy(`${gatewayUrl}/healthz`), 120_000, 'the gateway')
-  return { gatewayUrl, ingressUrl, adminUrl, processes, stop }
+  return { gatewayUrl, ingressUrl, adminUrl, processes, shell, stop }
 }

@@ -4,7 +4,6 @@ import type { AgentStats, CreateAgentOptions } from 'zidane'
 import { isRestateCancellation, restateRuntime, restateSessionStore, restateSpawnTool } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import type { SessionData } from 'zidane/session'
-import { createBuiltinTools } from 'zidane/tools'
 import { boundaryProbe } from '../boundary-probe'
 import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
@@ -13,6 +12,7 @@ import { CHILD_SERVICE, SESSION_SERVICE } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
 import { sessionWorkspace } from '../workspace'
+import { builtinTools, selectTools } from '../tool-selection'
 import { policyPermission, restateApprovals } from './approvals'
 import { closeOpenQuestions } from './close-questions'
 import { withErrorBoundary } from '../handler-boundary'
@@ -91,7 +91,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest):
   })
   const agent = createAgent({
     provider: servicesProvider(),
-    tools: [...createBuiltinTools({ root }), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx, config.questionTimeoutMs ? { timeoutMs: config.questionTimeoutMs } : {}), spawn],
+    tools: selectTools([...builtinTools(root), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx, config.questionTimeoutMs ? { timeoutMs: config.questionTimeoutMs } : {}), spawn]),
     durable,
     session,
     ...approvalOptions(ctx),

@@ -4,13 +4,13 @@ import type { AgentStats } from 'zidane'
 import { restateRuntime, restateSpawnTool } from 'zidane/restate'
 import type { ChildRunRequest, ChildRunResult, MergedChild } from 'zidane/restate'
 import { createSession } from 'zidane/session'
-import { createBuiltinTools } from 'zidane/tools'
 import { boundaryProbe } from '../boundary-probe'
 import { withErrorBoundary } from '../handler-boundary'
 import { loadServicesConfig } from '../config'
 import { CHILD_SERVICE } from '../contract'
 import { servicesProvider } from '../model-provider'
 import { sessionWorkspace } from '../workspace'
+import { builtinTools, selectTools } from '../tool-selection'
 
 const config = loadServicesConfig()
 
@@ -33,7 +33,7 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
     persist: false,
     onChildMerged: child => { merged.push(child) },
   })
-  const tools = request.depth < config.maxChildDepth ? [...createBuiltinTools({ root }), spawn] : createBuiltinTools({ root })
+  const tools = selectTools(request.depth < config.maxChildDepth ? [...builtinTools(root), spawn] : builtinTools(root))
   const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth })
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}) })
   const endedAt = await ctx.date.now()

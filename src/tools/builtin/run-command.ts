@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { COMMAND_ID_VARIABLE, killCommandProcesses } from './command-registry'
 import type { CommandRegistry } from './command-registry'
+import type { CommandSandbox } from './command-sandbox'
 import { createOutputBuffer } from './output-buffer'
 import { processFingerprint } from './process-table'
 
@@ -14,6 +15,10 @@ export interface RunCommandOptions {
   signal: AbortSignal
   /** Time between SIGTERM and SIGKILL of the process group when the command is stopped. */
   killGraceMs?: number
+  /** The command's whole environment (the command id is added). Default: this process's environment. */
+  env?: Record<string, string>
+  /** Runs the command inside this sandbox, confined to `cwd`. Default: no sandbox. */
+  sandbox?: CommandSandbox
 }
 
 /** How a command ended. `exitCode` is null when a signal ended it; `error` is set when it could not start. */
@@ -55,14 +60,17 @@ export function stopRunningCommands(signal: NodeJS.Signals = 'SIGKILL'): void {
 }
 
 /**
- * Runs `command` with `bash -c` in its own process group. On timeout or abort the whole group gets SIGTERM, then
+ * Runs `command` with `bash -c` in its own process group (inside `sandbox` when given: the group is then led by the
+ * sandbox, whose processes all die with it). On timeout or abort the whole group gets SIGTERM, then
  * SIGKILL after `killGraceMs`. Each of stdout and stderr is capped at `maxOutputBytes` (head and tail kept).
  */
 export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> {
   return new Promise(resolve => {
     const id = randomUUID()
     registry?.add(id)
-    const child = spawn('bash', ['-c', options.command], { cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, [COMMAND_ID_VARIABLE]: id } })
+    const { file, args } = options.sandbox ? options.sandbox.wrap(options.command, options.cwd) : { file: 'bash', args: ['-c', options.command] }
+    const env = { ...(options.env ?? process.env), [COMMAND_ID_VARIABLE]: id }
+    const child = spawn(file, args, { cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env })
     const group = child.pid
     const command = { group, exited: false }
     commands.set(id, command)

@@ -1,7 +1,9 @@
 import type { ToolDef, ToolResult } from '../tool'
 import { optionalInteger, requiredString } from './tool-input'
+import type { CommandSandbox } from './command-sandbox'
 import type { CommandOutcome } from './run-command'
 import { runCommand } from './run-command'
+import { toolEnvironment } from './tool-environment'
 import type { Workspace } from './workspace'
 
 /** Limits of the `shell` tool. */
@@ -14,6 +16,10 @@ export interface ShellToolOptions {
   maxOutputBytes?: number
   /** Time between SIGTERM and SIGKILL when a command is stopped. Default 2000 ms. */
   killGraceMs?: number
+  /** Runs every command inside this sandbox (see `bubblewrapSandbox`). Default: none, the command runs as the host process's user. */
+  sandbox?: CommandSandbox
+  /** Host variables passed to commands besides PATH, LANG and TERM (HOME is the workspace). Default: none. */
+  passEnv?: readonly string[]
 }
 
 /** Default `shell` timeout. */
@@ -26,6 +32,7 @@ export const SHELL_DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
 /**
  * The `shell` tool: runs a command with `bash -c` in the workspace root and returns its exit code, stdout and stderr.
  * A non-zero exit, a timeout or an abort is a result with `isError`; the whole process group is killed on timeout or abort.
+ * The command gets a minimal environment (`toolEnvironment`), never the host process's own.
  */
 export function shellTool(workspace: Workspace, options: ShellToolOptions = {}): ToolDef {
   const defaultTimeoutMs = options.timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS
@@ -50,7 +57,7 @@ export function shellTool(workspace: Workspace, options: ShellToolOptions = {}):
       const command = requiredString(input, 'command')
       const timeoutMs = optionalInteger(input, 'timeoutMs', 1, maxTimeoutMs) ?? defaultTimeoutMs
       const cwd = (await workspace.resolve('.')).absolute
-      const run = { command, cwd, timeoutMs, maxOutputBytes, signal: ctx.signal }
+      const run = { command, cwd, timeoutMs, maxOutputBytes, signal: ctx.signal, env: toolEnvironment(cwd, options.passEnv), ...(options.sandbox ? { sandbox: options.sandbox } : {}) }
       const outcome = await runCommand(options.killGraceMs === undefined ? run : { ...run, killGraceMs: options.killGraceMs })
       return formatOutcome(outcome, timeoutMs)
     },

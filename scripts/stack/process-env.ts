@@ -1,0 +1,26 @@
+/** Variables of the host environment the services process may see: what Node, the model provider and zidane read. */
+const SERVICES_PREFIXES = ['ZIDANE_', 'ANTHROPIC_', 'SERVICES_', 'NODE_', 'LC_']
+const SERVICES_NAMES = ['PATH', 'HOME', 'LANG', 'TERM', 'TZ', 'TMPDIR', 'USER', 'RESTATE_IDENTITY_KEYS']
+
+function listFrom(value: string | undefined): string[] {
+  return (value ?? '').split(',').map(item => item.trim()).filter(Boolean)
+}
+
+/**
+ * The environment of the services process: only the variables it reads (above) and those the operator passes on to
+ * tools (`ZIDANE_TOOL_ENV`); never the gateway's API keys or answer secret.
+ */
+export function servicesEnvironment(source: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const names = new Set([...SERVICES_NAMES, ...listFrom(source.ZIDANE_TOOL_ENV)])
+  return Object.fromEntries(Object.entries(source).filter(([name]) => (names.has(name) || SERVICES_PREFIXES.some(prefix => name.startsWith(prefix))) && !name.startsWith('GATEWAY_')))
+}
+
+/** `source` without the variables of `prefixes` (a process that does not need them, such as the Restate server). */
+export function withoutVariables(source: NodeJS.ProcessEnv, prefixes: readonly string[]): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(source).filter(([name]) => !prefixes.some(prefix => name.startsWith(prefix))))
+}
+
+/** Whether `apiKeys` (comma-separated) holds more than one key: several tenants share the stack. */
+export function isMultiTenant(apiKeys: string): boolean {
+  return listFrom(apiKeys).length > 1
+}

@@ -1,0 +1,86 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import type { Server } from 'node:net'
+import path from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { bubblewrapSandbox, isSandboxUsable } from '../../../src/tools/builtin/command-sandbox'
+import { shellTool } from '../../../src/tools/builtin/shell-tool'
+import { createWorkspace } from '../../../src/tools/builtin/workspace'
+import type { ToolDef } from '../../../src/tools/tool'
+import { runTool, textOf, useSandbox } from './tool-context'
+
+/** Pids of host processes whose command line contains `marker`. */
+async function processesWith(marker: string): Promise<number[]> {
+  const pids: number[] = []
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
+    if (commandLine.includes(marker)) pids.push(Number(entry))
+  }
+  return pids
+}
+
+describe('shell in the bubblewrap sandbox', () => {
+  const folders = useSandbox()
+  const sandbox = bubblewrapSandbox({ memoryMb: 1024, cpuSeconds: 30, maxProcesses: 500 })
+  let shell: ToolDef
+  let server: Server
+  let port = 0
+
+  beforeAll(async () => {
+    server = createServer(socket => socket.end('secret service\n'))
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    port = (server.address() as { port: number }).port
+  })
+  afterAll(async () => { await new Promise(resolve => server.close(resolve)) })
+  beforeEach(() => { shell = shellTool(createWorkspace(folders.root), { sandbox, timeoutMs: 20_000 }) })
+
+  it('is usable on this machine (CI installs bubblewrap)', () => {
+    expect(isSandboxUsable(sandbox, folders.root)).toBe(true)
+    expect(isSandboxUsable(bubblewrapSandbox({ bwrapPath: '/nonexistent/bwrap' }), folders.root)).toBe(false)
+  })
+
+  it('reads and writes the workspace, which is HOME and the working folder', async () => {
+    const result = await runTool(shell, { command: 'echo hi > made.txt && cat made.txt && pwd && echo "$HOME"' })
+    expect(textOf(result.content)).toContain(`hi\n${folders.root}\n${folders.root}`)
+    expect(await readFile(path.join(folders.root, 'made.txt'), 'utf8')).toBe('hi\n')
+  })
+
+  it('sees nothing of the host files outside the workspace and system folders', async () => {
+    await writeFile(path.join(folders.outside, 'secret.txt'), 'top secret')
+    const result = await runTool(shell, { command: `cat ${folders.outside}/secret.txt; ls /etc/shadow; ls /proc/1/root/; cat /proc/${process.pid}/environ` })
+    expect(result.isError).toBe(true)
+    expect(textOf(result.content)).not.toContain('top secret')
+    expect(textOf(result.content)).toContain('No such file or directory')
+  })
+
+  it('gets a minimal environment, never the host process variables', async () => {
+    process.env.ZIDANE_TEST_FAKE_API_KEY = 'sk-should-not-leak'
+    try {
+      const result = await runTool(shell, { command: 'env' })
+      expect(textOf(result.content)).not.toContain('sk-should-not-leak')
+      expect(textOf(result.content)).toContain(`HOME=${folders.root}`)
+    } finally {
+      delete process.env.ZIDANE_TEST_FAKE_API_KEY
+    }
+  })
+
+  it('cannot reach a service on the host loopback, nor any network', async () => {
+    const result = await runTool(shell, { command: `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3` })
+    expect(result.isError).toBe(true)
+    expect(textOf(result.content)).not.toContain('secret service')
+  })
+
+  it('runs under memory, CPU time and process limits it cannot raise', async () => {
+    const result = await runTool(shell, { command: 'ulimit -v; ulimit -t; ulimit -u; ulimit -v unlimited' })
+    expect(textOf(result.content)).toContain(`${1024 * 1024}\n30\n500`)
+    expect(result.isError).toBe(true)
+  })
+
+  it('leaves no process behind when the call times out', async () => {
+    const marker = `${Date.now()}${Math.floor(Math.random() * 1000)}`
+    const result = await runTool(shell, { command: `sleep 1${marker} & sleep 2${marker}`, timeoutMs: 500 })
+    expect(textOf(result.content)).toContain('timed out')
+    await vi.waitFor(async () => { expect(await processesWith(marker)).toEqual([]) }, { timeout: 10_000, interval: 50 })
+  })
+})
