@@ -1,6 +1,6 @@
 import { generateKeyPairSync, createPublicKey } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
@@ -27,13 +27,15 @@ export function restatePublicKeyId(privateKeyPem: string): string {
   return `publickeyv1_${base58(der.subarray(der.length - 32))}`
 }
 
-/** Loads the request-identity key pair from `folder`, generating it on first use. */
+/** Loads the request-identity key pair from `folder`, generating it on first use; the private key file is made 0600. */
 export async function ensureIdentityKeys(folder: string): Promise<{ privateKeyPath: string; publicKeyId: string }> {
   const privateKeyPath = join(folder, 'restate-identity.pem')
   if (!existsSync(privateKeyPath)) {
-    await mkdir(folder, { recursive: true })
+    await mkdir(folder, { recursive: true, mode: 0o700 })
     const { privateKey } = generateKeyPairSync('ed25519')
     await writeFile(privateKeyPath, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 })
   }
+  await chmod(privateKeyPath, 0o600) // readable by its owner only, also when it was written before
+
   return { privateKeyPath, publicKeyId: restatePublicKeyId(await readFile(privateKeyPath, 'utf8')) }
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 
 /** Ports, folders and keys of a local stack, from the environment (all documented in the README). */
@@ -28,12 +28,13 @@ function port(value: string | undefined, fallback: number): number {
 export async function loadStackConfig(env: NodeJS.ProcessEnv = process.env): Promise<StackConfig> {
   const rootDir = resolve(env.ZIDANE_ROOT ?? process.cwd())
   const dataDir = resolve(env.ZIDANE_DATA_DIR ?? join(rootDir, '.restate-data'))
-  await mkdir(dataDir, { recursive: true })
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
   let gatewayApiKeys = env.GATEWAY_API_KEYS ?? ''
   let generatedKey = false
   if (!gatewayApiKeys && env.GATEWAY_OPEN !== '1') {
     const keyFile = join(dataDir, 'gateway-api-key')
     if (!existsSync(keyFile)) await writeFile(keyFile, `zk_${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 })
+    await chmod(keyFile, 0o600) // a file written before (or copied in) is made private too
     gatewayApiKeys = (await readFile(keyFile, 'utf8')).trim()
     generatedKey = true
   }
@@ -55,5 +56,6 @@ export async function loadStackConfig(env: NodeJS.ProcessEnv = process.env): Pro
 
 async function keptSecret(file: string): Promise<string> {
   if (!existsSync(file)) await writeFile(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 })
+  await chmod(file, 0o600)
   return (await readFile(file, 'utf8')).trim()
 }
