@@ -44,6 +44,13 @@ describe('docker-compose.yml', () => {
     expect(compose.services.register?.depends_on).toEqual({ restate: { condition: 'service_healthy' }, services: { condition: 'service_healthy' } })
   })
 
+  it('publishes only the gateway: Restate ingress and admin, and the services, stay on the compose network', async () => {
+    const compose = parse(await readFile('docker-compose.yml', 'utf8')) as { services: Record<string, { ports?: string[]; environment?: Record<string, string> }> }
+    const published = Object.entries(compose.services).filter(([, service]) => (service.ports ?? []).length > 0).map(([name]) => name)
+    expect(published).toEqual(['gateway'])
+    expect(compose.services.services?.environment?.ZIDANE_SANDBOX).toBe('${ZIDANE_SANDBOX:-required}')
+  })
+
   it.skipIf(!dockerCompose)('passes `docker compose config` where the docker compose plugin exists', async () => {
     await run('docker', ['compose', '-f', 'docker-compose.yml', 'config', '--quiet'], { env: { ...process.env, RESTATE_IDENTITY_KEYS: 'publickeyv1_x', GATEWAY_API_KEYS: 'k' } })
   })
