@@ -8,6 +8,7 @@ import { createAttemptDrain } from './drain/attempt-drain'
 import { installGracefulShutdown } from './drain/graceful-shutdown'
 import { loadShutdownConfig } from './drain/shutdown-config'
 import { resumerObject } from './resumer/resumer-object'
+import { shellPolicy } from './shell-policy'
 
 /**
  * Serves the three services on one HTTP/2 endpoint (bidirectional streaming); verifies Restate request signatures
@@ -34,6 +35,8 @@ async function main(): Promise<void> {
     server.listen(config.port, config.host, resolve)
   })
   console.log(`zidane services listening on ${config.host}:${config.port}${config.identityKeys.length > 0 ? ' (request signatures required)' : ''}`)
+  const shell = shellPolicy().status
+  console.log(`zidane services: shell ${shell.mode} (${shell.reason})`)
 }
 
 await main()

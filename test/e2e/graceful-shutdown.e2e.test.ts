@@ -41,7 +41,8 @@ describe('deploys of the services process', () => {
 
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'zidane-drain-'))
-    stack = await startTestStack({ ZIDANE_SHUTDOWN_GRACE_MS: String(GRACE_MS) })
+    // One tenant and no sandbox: these tests follow the host process groups of unsandboxed commands (pids, orphans).
+    stack = await startTestStack({ ZIDANE_SHUTDOWN_GRACE_MS: String(GRACE_MS), ZIDANE_SANDBOX: 'off' }, { tenants: 1 })
   }, 120_000)
   afterAll(async () => {
     for (const pid of leftovers) if (isAlive(pid)) process.kill(pid, 'SIGKILL')

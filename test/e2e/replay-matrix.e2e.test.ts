@@ -193,8 +193,10 @@ async function startMatrixStack(env: Record<string, string>): Promise<void> {
     ZIDANE_DEMO_TOOLS: '1',
     ZIDANE_APPROVE_TOOLS: 'shell',
     ZIDANE_COMPACT_BUDGET_TOKENS: '2000',
+    // The shell's side effects go to a ledger in the data folder, which a sandboxed command cannot reach: one tenant, no sandbox.
+    ZIDANE_SANDBOX: 'off',
     ...env,
-  })
+  }, { tenants: 1 })
 }
 
 async function stopMatrixStack(): Promise<void> {

@@ -22,11 +22,21 @@ export interface TestStack extends RunningStack {
   destroy(): Promise<void>
 }
 
-/** Starts a stack with two tenants' API keys; `env` reaches the services and the gateway. */
-export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
+/** Options of `startTestStack`. */
+export interface TestStackOptions {
+  /**
+   * `1` serves only the first key (then `shell` may run unsandboxed, as `ZIDANE_SANDBOX` says); default 2: two
+   * tenants, and `shell` runs only in the sandbox.
+   */
+  tenants?: 1 | 2
+}
+
+/** Starts a stack with two tenants' API keys (or one, see options); `env` reaches the services and the gateway. */
+export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'zidane-e2e-'))
   const apiKeys: [string, string] = ['tenant-a-key-0123456789', 'tenant-b-key-0123456789']
-  const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: apiKeys.join(','), ...(await freeStackPortsEnv()) })
+  const served = options.tenants === 1 ? apiKeys[0] : apiKeys.join(',')
+  const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: served, ...(await freeStackPortsEnv()) })
   const fatal: string[] = []
   const output: string[] = []
   const keep = (name: string, line: string): void => { output.push(`[${name}] ${line}`); if (output.length > 2_000) output.shift() }
