@@ -35,6 +35,20 @@ describe('shell', () => {
     expect(textOf(result.content)).toBe(`Exit code: 0\nstdout:\n${sandbox.root}\n\nstderr:\noops\n`)
   })
 
+  it('gives the command a minimal environment: HOME is the workspace, only listed host variables pass', async () => {
+    process.env.ZIDANE_TEST_MODEL_KEY = 'sk-not-for-tools'
+    process.env.ZIDANE_TEST_LISTED = 'listed-value'
+    try {
+      const result = await runTool(shellTool(workspace, { passEnv: ['ZIDANE_TEST_LISTED'] }), { command: 'env' })
+      expect(textOf(result.content)).not.toContain('sk-not-for-tools')
+      expect(textOf(result.content)).toContain('ZIDANE_TEST_LISTED=listed-value')
+      expect(textOf(result.content)).toContain(`HOME=${sandbox.root}`)
+    } finally {
+      delete process.env.ZIDANE_TEST_MODEL_KEY
+      delete process.env.ZIDANE_TEST_LISTED
+    }
+  })
+
   it('reports a non-zero exit as an error result', async () => {
     const result = await runTool(shellTool(workspace), { command: 'echo failing; exit 3' })
     expect(result.isError).toBe(true)
