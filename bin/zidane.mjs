@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The `zidane` command: loads the TypeScript sources through tsx's ESM loader in this same process (so the terminal,
-// signals and exit code are the command's own). Needs Node 22 for node:sqlite.
+// The `zidane` command: runs the CLI in this same process (so the terminal, signals and exit code are the command's
+// own). Needs Node 22 for node:sqlite.
 const major = Number(process.versions.node.split('.')[0])
 if (major < 22) {
   // The project pins Node 22 through the `node` npm package: re-run this command with it when it is installed.
@@ -25,7 +25,9 @@ process.emitWarning = function (warning, ...rest) {
   if (typeof text === 'string' && text.includes('SQLite is an experimental feature')) return
   return emitWarning.call(process, warning, ...rest)
 }
-const { register } = await import('tsx/esm/api')
-register()
-const { main } = await import('../src/cli/main.ts')
+// In this repository the command runs the TypeScript sources through tsx; the installed package runs its build.
+const { existsSync } = await import('node:fs')
+const fromSources = existsSync(new URL('../src/cli/main.ts', import.meta.url))
+if (fromSources) (await import('tsx/esm/api')).register()
+const { main } = await import(fromSources ? '../src/cli/main.ts' : '../dist/cli/main.js')
 process.exitCode = await main(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() })
