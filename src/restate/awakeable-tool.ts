@@ -4,13 +4,22 @@ import { ConfigurationError } from '../errors/zidane-error'
 import type { ToolResultContent } from '../providers/content'
 import type { ToolContext, ToolDef, ToolResult } from '../tools/tool'
 import { mapPromise, raceWithTimeout } from './awakeable'
-import type { RestateCombinators } from './runtime'
 import { DEFAULT_RUN_OPTIONS } from './types'
 import type { RestateContextLike, RestateRunOptions } from './types'
 import { journalStep } from './step-scope'
 
-/** The SDK `RestatePromise` statics the tool uses: pass `RestatePromise`. */
-export type AwakeableToolCombinators = Pick<RestateCombinators, 'all' | 'race'>
+/**
+ * The SDK `RestatePromise` statics the tool uses: pass `RestatePromise`. Method syntax on purpose: it keeps the SDK's
+ * generic signatures assignable, so `promises: RestatePromise` typechecks.
+ */
+export interface AwakeableToolCombinators {
+  /** Resolves with every value once all have settled. */
+  all(values: readonly Promise<unknown>[]): Promise<unknown>
+  /** First fulfilled value; rejects only when every input rejects. */
+  any?(values: readonly Promise<unknown>[]): Promise<unknown>
+  /** Resolves with the first of `values` to settle. */
+  race(values: readonly Promise<unknown>[]): Promise<unknown>
+}
 
 /** Options for `restateAwakeableTool`. */
 export interface RestateAwakeableToolOptions<T = unknown> {

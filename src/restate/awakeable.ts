@@ -8,15 +8,15 @@ import { isRestatePromiseLike } from './types'
  * so the race is journaled; native `Promise.race` over durable promises is not supported. Method syntax keeps the
  * SDK's generic `race` assignable.
  */
-export interface RestatePromiseRaceLike {
+export interface RestatePromiseRaceLike<TPromise extends Promise<unknown> = Promise<unknown>> {
   /** Resolves with the first of `values` to settle. */
-  race(values: readonly Promise<unknown>[]): Promise<unknown>
+  race(values: readonly TPromise[]): Promise<unknown>
 }
 
-/** Options for `awakeableWithTimeout` and `raceWithTimeout`. */
-export interface AwakeableWithTimeoutOptions {
+/** Options for `awakeableWithTimeout` and `raceWithTimeout`; `TPromise` is the promise type `promises.race` takes. */
+export interface AwakeableWithTimeoutOptions<TPromise extends Promise<unknown> = Promise<unknown>> {
   /** Durable race combinator: pass `RestatePromise`. Required whenever `timeoutMs` is positive. */
-  promises?: RestatePromiseRaceLike | undefined
+  promises?: RestatePromiseRaceLike<TPromise> | undefined
   /** Durable deadline in milliseconds. Unset / non-positive = no timeout. */
   timeoutMs?: number | undefined
 }
@@ -32,7 +32,7 @@ export function mapPromise<T, U>(promise: Promise<T>, mapper: (value: T) => U): 
  * when `timeoutMs` elapses first. The id is journal-stable; the timeout is a durable `ctx.sleep`. The race is armed
  * at once: await `promise` before any other durable operation.
  */
-export function awakeableWithTimeout<T>(ctx: RestateContextLike, options: AwakeableWithTimeoutOptions = {}): RestateAwakeable<AwakeableOutcome<T>> {
+export function awakeableWithTimeout<T, TPromise extends Promise<unknown> = Promise<unknown>>(ctx: RestateContextLike, options: AwakeableWithTimeoutOptions<TPromise> = {}): RestateAwakeable<AwakeableOutcome<T>> {
   const awakeable = ctx.awakeable<T>()
   return { id: awakeable.id, promise: raceWithTimeout(ctx, awakeable.promise, options) }
 }
@@ -43,11 +43,12 @@ export function awakeableWithTimeout<T>(ctx: RestateContextLike, options: Awakea
  * `ctx.run` are two waiters on the SDK's single-waiter channel). Without a positive `timeoutMs` the promise is only
  * tagged; with one, `options.promises` is required.
  */
-export function raceWithTimeout<T>(ctx: RestateContextLike, promise: Promise<T>, options: AwakeableWithTimeoutOptions = {}): Promise<AwakeableOutcome<T>> {
+export function raceWithTimeout<T, TPromise extends Promise<unknown> = Promise<unknown>>(ctx: RestateContextLike, promise: Promise<T>, options: AwakeableWithTimeoutOptions<TPromise> = {}): Promise<AwakeableOutcome<T>> {
   const tagged = mapPromise(promise, (value): AwakeableOutcome<T> => ({ timedOut: false, value }))
   const timeoutMs = options.timeoutMs ?? 0
   if (!(timeoutMs > 0)) return tagged
   if (!options.promises) throw new ConfigurationError('raceWithTimeout: a positive timeoutMs needs `promises: RestatePromise`; native Promise.race over durable promises is not supported.', 'restate_promises_required')
   const timer = mapPromise(ctx.sleep(timeoutMs), (): AwakeableOutcome<T> => ({ timedOut: true }))
-  return options.promises.race([tagged, timer]) as Promise<AwakeableOutcome<T>>
+  // Both are the context's own promises (RestatePromise under the SDK), which is what TPromise stands for.
+  return options.promises.race([tagged, timer] as unknown as readonly TPromise[]) as Promise<AwakeableOutcome<T>>
 }
