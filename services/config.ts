@@ -7,6 +7,11 @@ export interface ServicesConfig {
   host: string
   identityKeys: string[]
   workspaceRoot: string
+  /**
+   * Where tool outputs over 256 KiB go (`behavior.persistDir`): `ZIDANE_PERSIST_DIR`, default the workspace root, so a
+   * session's files (`<root>/<session>/tool-results/<callId>.txt`) sit in its own workspace, where its file tools read them.
+   */
+  persistDir: string
   maxChildDepth: number
   /**
    * Restate inactivity timeout of the agent handlers (default 60 s): an invocation that waits (on a question, on its
@@ -47,11 +52,13 @@ function listFrom(value: string | undefined): string[] {
 export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): ServicesConfig {
   const questionTimeoutMs = numberFrom(env.ZIDANE_QUESTION_TIMEOUT_MS, 0)
   const maxCostUsd = numberFrom(env.ZIDANE_MAX_COST_USD, 0)
+  const workspaceRoot = env.ZIDANE_WORKSPACE_ROOT ?? join(process.cwd(), '.zidane', 'workspaces')
   return {
     port: numberFrom(env.SERVICES_PORT, 9080),
     host: env.SERVICES_HOST ?? '0.0.0.0',
     identityKeys: (env.RESTATE_IDENTITY_KEYS ?? '').split(',').map(key => key.trim()).filter(Boolean),
-    workspaceRoot: env.ZIDANE_WORKSPACE_ROOT ?? join(process.cwd(), '.zidane', 'workspaces'),
+    workspaceRoot,
+    persistDir: env.ZIDANE_PERSIST_DIR || workspaceRoot,
     maxChildDepth: numberFrom(env.ZIDANE_MAX_CHILD_DEPTH, 2),
     inactivityTimeoutMs: numberFrom(env.ZIDANE_INACTIVITY_TIMEOUT_MS, 60_000),
     abortTimeoutMs: numberFrom(env.ZIDANE_ABORT_TIMEOUT_MS, 30 * 60_000),

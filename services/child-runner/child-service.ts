@@ -34,7 +34,7 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
     onChildMerged: child => { merged.push(child) },
   })
   const tools = selectTools(request.depth < config.maxChildDepth ? [...builtinTools(root), spawn] : builtinTools(root))
-  const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth })
+  const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth, behavior: { persistDir: config.persistDir } })
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}) })
   const endedAt = await ctx.date.now()
   const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' ? stats.status : 'error'

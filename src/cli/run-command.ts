@@ -63,6 +63,12 @@ function buildAgent(args: RunArgs, io: CliIo, provider: Provider, sqlite: Sqlite
   const builtin = createBuiltinTools({ root })
   const spawn = createSpawnTool({ childAgent: () => ({ provider, tools: builtin }), createAgent })
   const tools: ToolDef[] = [...builtin, ...createInteractionTools({ requestInteraction }), spawn]
-  const agent = createAgent({ provider, tools, ...(durable ? { durable } : {}), ...(args.session === undefined ? {} : { sessionId: args.session }) })
+  const persistDir = args.sessionDb === undefined ? undefined : persistDirOf(resolve(io.cwd, args.sessionDb))
+  const agent = createAgent({ provider, tools, ...(durable ? { durable } : {}), ...(args.session === undefined ? {} : { sessionId: args.session }), ...(persistDir ? { behavior: { persistDir } } : {}) })
   return agent
+}
+
+/** Where the command persists tool outputs over 256 KiB: next to the sessions file (`sessions.db` → `sessions.db.outputs/`). */
+export function persistDirOf(sessionDbPath: string): string {
+  return `${sessionDbPath}.outputs`
 }

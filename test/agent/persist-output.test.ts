@@ -1,0 +1,44 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { persistLargeOutput, PERSIST_OUTPUT_THRESHOLD_BYTES } from '../../src/agent/persist-output'
+import { persistDirOf } from '../../src/cli/run-command'
+import { loadServicesConfig } from '../../services/config'
+
+let dir: string | undefined
+afterEach(() => { if (dir) rmSync(dir, { recursive: true, force: true }); dir = undefined })
+const folder = (): string => (dir ??= mkdtempSync(join(tmpdir(), 'zidane-persist-')))
+const big = 'x'.repeat(PERSIST_OUTPUT_THRESHOLD_BYTES + 1)
+
+describe('persisting tool outputs over the threshold', () => {
+  it('persists a string output and points at its file', async () => {
+    const result = await persistLargeOutput({ content: big }, folder(), 'tenant~s1', 'call-1')
+    const path = join(folder(), 'tenant_s1', 'tool-results', 'call-1.txt')
+    expect(result.content).toMatch(/^\[Output of 262145 bytes persisted to /)
+    expect(readFileSync(path, 'utf8')).toBe(big)
+  })
+
+  it('persists content blocks too: their text to the .txt file, images also to a .json file', async () => {
+    const text = await persistLargeOutput({ content: [{ type: 'text', text: big }, { type: 'text', text: 'tail' }] }, folder(), 's', 'c2')
+    expect(typeof text.content).toBe('string')
+    expect(readFileSync(join(folder(), 's', 'tool-results', 'c2.txt'), 'utf8')).toBe(`${big}\ntail`)
+    const image = { type: 'image' as const, mediaType: 'image/png', data: big }
+    const withImage = await persistLargeOutput({ content: [{ type: 'text', text: 'chart' }, image], isError: false }, folder(), 's', 'c3')
+    expect(withImage).toMatchObject({ isError: false })
+    expect(withImage.content).toContain('c3.json')
+    expect(JSON.parse(readFileSync(join(folder(), 's', 'tool-results', 'c3.json'), 'utf8'))).toEqual([{ type: 'text', text: 'chart' }, image])
+  })
+
+  it('leaves small outputs and runs without persistDir unchanged', async () => {
+    const blocks = { content: [{ type: 'text' as const, text: 'short' }] }
+    expect(await persistLargeOutput(blocks, folder(), 's', 'c4')).toBe(blocks)
+    expect(await persistLargeOutput({ content: big }, undefined, 's', 'c5')).toEqual({ content: big })
+  })
+
+  it('is on by default in the services (under the workspace root) and the CLI (next to the sessions file)', () => {
+    expect(loadServicesConfig({ ZIDANE_WORKSPACE_ROOT: '/data/workspaces' }).persistDir).toBe('/data/workspaces')
+    expect(loadServicesConfig({ ZIDANE_WORKSPACE_ROOT: '/w', ZIDANE_PERSIST_DIR: '/p' }).persistDir).toBe('/p')
+    expect(persistDirOf('/home/me/sessions.db')).toBe('/home/me/sessions.db.outputs')
+  })
+})
