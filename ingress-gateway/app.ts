@@ -2,8 +2,10 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { createAuth } from './auth'
-import { GatewayConfigError, type GatewayConfig } from './config'
-import { GATEWAY_ERROR_CODES, installErrorHandlers } from './errors'
+import { clientErrorHandler } from './client-errors'
+import { checkApiKeyLengths, DEFAULT_REQUEST_TIMEOUT_MS, GatewayConfigError, type GatewayConfig } from './config'
+import { GATEWAY_ERROR_CODES, GatewayError, installErrorHandlers, replyWithError } from './errors'
+import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth'
 import { createRestateClient } from './restate-client'
 import { awakeableRoutes } from './routes/awakeables'
 import { healthRoutes } from './routes/health'
@@ -11,6 +13,8 @@ import type { RouteDependencies } from './routes/route-dependencies'
 import { sessionEventRoutes } from './routes/session-events'
 import { sessionPromptRoutes } from './routes/session-prompts'
 import { sessionRoutes } from './routes/sessions'
+import { recordRoutes } from './route-table'
+import { createRateLimiter, createTenantCounter, DEFAULT_TENANT_LIMITS } from './tenant-limits'
 import { installValidation } from './validation'
 
 /**
@@ -19,17 +23,33 @@ import { installValidation } from './validation'
  */
 export async function buildGateway(config: GatewayConfig): Promise<FastifyInstance> {
   if (!config.open && config.apiKeys.length === 0) throw new GatewayConfigError('refusing to build the gateway without API keys (or open mode)')
-  // maxParamLength: fastify's default (100) would answer 414 to valid 128-character session ids.
-  const app = Fastify({ logger: loggerOptions(config), bodyLimit: config.bodyLimitBytes, routerOptions: { maxParamLength: 1024 } })
+  checkApiKeyLengths(config.apiKeys)
+  const requestTimeoutMs = config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+  const app = Fastify({
+    logger: loggerOptions(config),
+    bodyLimit: config.bodyLimitBytes,
+    // maxParamLength: fastify's default (100) would answer 414 to valid 128-character session ids.
+    routerOptions: { maxParamLength: 1024 },
+    requestTimeout: requestTimeoutMs,
+    // Node checks request timeouts every connectionsCheckingInterval (30 s by default): check often enough to honour
+    // short ones. A headersTimeout above requestTimeout (Node's 60 s default) would make Node use it for the body too.
+    http: { headersTimeout: Math.min(requestTimeoutMs, 60_000), connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(requestTimeoutMs / 2))) },
+    clientErrorHandler,
+    frameworkErrors: replyWithError,
+  })
+  const routeTable = recordRoutes(app)
   installValidation(app)
   installJsonParser(app)
-  installErrorHandlers(app)
+  installErrorHandlers(app, routeTable)
   app.decorateRequest('tenant', '')
   await registerOpenApi(app, config)
+  const limits = { ...DEFAULT_TENANT_LIMITS, ...config.limits }
   const dependencies: RouteDependencies = {
     config,
     restate: createRestateClient({ ingressUrl: config.restateIngressUrl, adminUrl: config.restateAdminUrl }),
-    auth: createAuth(config),
+    auth: createAuth(config, createRateLimiter(limits)),
+    limits,
+    sendsInFlight: createTenantCounter(),
   }
   for (const routes of [healthRoutes, sessionPromptRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes]) {
     await app.register(routes, dependencies)
@@ -52,7 +72,10 @@ export function redactToken(url: string): string {
   return url.replace(/([?&]token=)[^&#]*/g, '$1REDACTED')
 }
 
-/** Only JSON bodies are accepted (others get 415); an empty JSON body counts as no body, so bodiless POSTs work with any client. */
+/**
+ * Only JSON bodies are accepted (others get 415); an empty JSON body counts as no body, so bodiless POSTs work with any
+ * client. Bodies nested deeper than {@link MAX_JSON_DEPTH} get 400: they could not be serialized on to Restate.
+ */
 function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   const parseJson = app.getDefaultJsonParser('error', 'error')
@@ -62,7 +85,10 @@ function installJsonParser(app: FastifyInstance): void {
       done(null, undefined)
       return
     }
-    void parseJson(request, text, done)
+    void parseJson(request, text, (error, parsed: unknown) => {
+      if (error === null && nestedDeeperThan(parsed, MAX_JSON_DEPTH)) done(new GatewayError('invalid_request', `body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined)
+      else done(error, parsed)
+    })
   })
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { GatewayConfig } from './config'
 import { GatewayError } from './errors'
+import type { RateLimiter } from './tenant-limits'
 import { createKeyRing, OPEN_TENANT } from './tenancy'
 
 declare module 'fastify' {
@@ -20,12 +21,16 @@ export interface GatewayAuth {
 
 const BEARER = /^Bearer +(\S+) *$/i
 
-/** Builds {@link GatewayAuth} from the configured keys (compared in constant time). */
-export function createAuth(config: Pick<GatewayConfig, 'apiKeys' | 'open'>): GatewayAuth {
+/**
+ * Builds {@link GatewayAuth} from the configured keys (compared in constant time). With a `rateLimiter`, every
+ * request that carries a valid key spends one of its tenant's tokens (429 `rate_limited` when none is left).
+ */
+export function createAuth(config: Pick<GatewayConfig, 'apiKeys' | 'open'>, rateLimiter?: RateLimiter): GatewayAuth {
   const ring = createKeyRing(config.apiKeys)
   const authenticate = (request: FastifyRequest): void => {
     if (config.open) {
       request.tenant = OPEN_TENANT
+      rateLimiter?.take(OPEN_TENANT)
       return
     }
     const header = request.headers.authorization
@@ -35,6 +40,7 @@ export function createAuth(config: Pick<GatewayConfig, 'apiKeys' | 'open'>): Gat
     const tenant = ring.tenantFor(key)
     if (tenant === undefined) throw new GatewayError('unauthorized', 'unknown API key')
     request.tenant = tenant
+    rateLimiter?.take(tenant)
   }
   return { authenticate, requireApiKey: async (request) => authenticate(request) }
 }

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { DEFAULT_TENANT_LIMITS, type TenantLimits } from './tenant-limits'
 
 /** Everything the gateway needs to run. Restate is reached only through these URLs (tests point them anywhere). */
 export interface GatewayConfig {
@@ -17,6 +18,10 @@ export interface GatewayConfig {
   /** HMAC-SHA256 secret of answer-link tokens. */
   answerSecret: string
   bodyLimitBytes: number
+  /** How long a request (headers and body) may take to arrive before it gets 408; default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
+  requestTimeoutMs?: number
+  /** Per-tenant limits; each missing one takes its default from {@link DEFAULT_TENANT_LIMITS}. */
+  limits?: Partial<TenantLimits>
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
   logger?: boolean
 }
@@ -32,6 +37,21 @@ export class GatewayConfigError extends Error {
 const MIN_SECRET_LENGTH = 16
 const ONE_MIB = 1024 * 1024
 
+/** The shortest API key the gateway accepts: shorter keys are guessable. */
+export const MIN_API_KEY_LENGTH = 16
+
+/** Default of {@link GatewayConfig.requestTimeoutMs}: 30 s to send a request (not to get the answer). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
+/** Throws {@link GatewayConfigError} when a key is shorter than {@link MIN_API_KEY_LENGTH} (the key itself is not printed). */
+export function checkApiKeyLengths(apiKeys: readonly string[]): void {
+  const short = apiKeys.findIndex((key) => key.length < MIN_API_KEY_LENGTH)
+  if (short < 0) return
+  throw new GatewayConfigError(
+    `API key ${short + 1} of GATEWAY_API_KEYS has ${apiKeys[short]?.length ?? 0} characters; every key needs at least ${MIN_API_KEY_LENGTH} (generate one with: openssl rand -hex 24).`,
+  )
+}
+
 /**
  * Reads the gateway configuration from environment variables (see `ingress-gateway/README.md`). Throws
  * {@link GatewayConfigError} when there are no API keys and `GATEWAY_OPEN=1` is not set, or when a value is malformed.
@@ -42,6 +62,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   if (apiKeys.length === 0 && !open) {
     throw new GatewayConfigError('No API keys: set GATEWAY_API_KEYS=<key>[,<key>...], or GATEWAY_OPEN=1 to run without auth (development only).')
   }
+  checkApiKeyLengths(apiKeys)
   const host = nonEmpty(env.GATEWAY_HOST) ?? '127.0.0.1'
   const port = integerVariable(env, 'GATEWAY_PORT', 3000, 0, 65535)
   return {
@@ -54,6 +75,18 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     publicUrl: urlVariable(env, 'GATEWAY_PUBLIC_URL', defaultPublicUrl(host, port)),
     answerSecret: answerSecret(env, apiKeys),
     bodyLimitBytes: integerVariable(env, 'GATEWAY_BODY_LIMIT_BYTES', ONE_MIB, 1, Number.MAX_SAFE_INTEGER),
+    requestTimeoutMs: integerVariable(env, 'GATEWAY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, 3_600_000),
+    limits: tenantLimits(env),
+  }
+}
+
+function tenantLimits(env: NodeJS.ProcessEnv): TenantLimits {
+  const max = 1_000_000
+  return {
+    maxConcurrentRuns: integerVariable(env, 'GATEWAY_MAX_CONCURRENT_RUNS', DEFAULT_TENANT_LIMITS.maxConcurrentRuns, 1, max),
+    maxEventStreams: integerVariable(env, 'GATEWAY_MAX_EVENT_STREAMS', DEFAULT_TENANT_LIMITS.maxEventStreams, 1, max),
+    requestsPerSecond: integerVariable(env, 'GATEWAY_RATE_PER_SECOND', DEFAULT_TENANT_LIMITS.requestsPerSecond, 1, max),
+    requestBurst: integerVariable(env, 'GATEWAY_RATE_BURST', DEFAULT_TENANT_LIMITS.requestBurst, 1, max),
   }
 }
 

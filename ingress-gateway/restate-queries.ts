@@ -34,3 +34,14 @@ export async function objectState<T>(restate: RestateClient, service: string, ke
   const text = rows[0]?.value_utf8
   return text === undefined || text === null ? undefined : (JSON.parse(text) as T)
 }
+
+/**
+ * How many invocations of `service` whose key starts with `keyPrefix` Restate has not completed (running, queued,
+ * suspended, retrying): a tenant's runs in flight. `keyPrefix` must hold no `%` or `_` (a tenant id does not).
+ */
+export async function unfinishedInvocationCount(restate: RestateClient, service: string, keyPrefix: string): Promise<number> {
+  const rows = await restate.query<{ unfinished: number | string }>(
+    `SELECT count(*) AS unfinished FROM sys_invocation WHERE target_service_name = ${literal(service)} AND target_service_key LIKE ${literal(`${keyPrefix}%`)} AND status <> 'completed'`,
+  )
+  return Number(rows[0]?.unfinished ?? 0)
+}

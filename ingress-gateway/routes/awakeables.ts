@@ -71,6 +71,8 @@ export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app
     { onRequest: keyOrToken(auth, config.answerSecret), schema },
     async (request, reply) => {
       const { id } = request.params
+      // `.` and `..` would be resolved away in the URL to Restate: no question has such an id.
+      if (id === '.' || id === '..') throw notFound(id)
       if (request.tenant !== TOKEN_HOLDER && !(await ownedBy(restate, id, request.tenant))) throw notFound(id)
       const result = await restate.answer(id, request.body.answer)
       if (result.outcome === 'answered') return { id, status: 'answered' as const }

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { GatewayError } from '../errors'
 import { streamEvents } from '../event-stream'
 import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
+import { BUSY_RETRY_AFTER_SECONDS, createTenantCounter } from '../tenant-limits'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
 import { existingInvocation } from './sessions'
@@ -25,8 +27,9 @@ const schema = {
 } as const
 
 /** `GET /v1/sessions/:sessionId/events`: the session's event log as a live SSE stream. */
-export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth }) => {
+export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, limits }) => {
   const openStreams = new Set<AbortController>()
+  const streamsOfTenant = createTenantCounter()
   // Streams never end on their own; without this, closing the app would wait for every client to leave.
   app.addHook('preClose', async () => {
     for (const stream of openStreams) stream.abort()
@@ -36,7 +39,16 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
     { onRequest: auth.requireApiKey, schema },
     async (request, reply) => {
       const key = sessionKey(request.tenant, request.params.sessionId)
-      await existingInvocation(restate, key)
+      if (streamsOfTenant.count(request.tenant) >= limits.maxEventStreams) {
+        throw new GatewayError('too_many_streams', `this API key already has ${limits.maxEventStreams} event streams open`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
+      }
+      const release = streamsOfTenant.acquire(request.tenant)
+      try {
+        await existingInvocation(restate, key)
+      } catch (error) {
+        release()
+        throw error
+      }
       const lastEventId = request.headers['last-event-id']
       const after = lastEventId === undefined ? (request.query.after ?? 0) : Number(lastEventId)
       const gone = new AbortController()
@@ -47,6 +59,7 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
         await streamEvents(reply.raw, (cursor, limit) => restate.events(key, cursor, limit), after, gone.signal)
       } finally {
         openStreams.delete(gone)
+        release()
       }
     },
   )

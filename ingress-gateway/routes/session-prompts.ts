@@ -2,9 +2,10 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { SessionRunRequest, SessionRunResult } from '../../services/contract'
 import { SESSION_SERVICE } from '../../services/contract'
 import { GatewayError, RestateCallError } from '../errors'
-import type { RestateClient } from '../restate-client'
-import { objectLockHolder } from '../restate-queries'
+import type { RestateClient, SendResult } from '../restate-client'
+import { objectLockHolder, unfinishedInvocationCount } from '../restate-queries'
 import { bearerSecurity, errorResponses, querySchema, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
+import { BUSY_RETRY_AFTER_SECONDS } from '../tenant-limits'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
 
@@ -27,7 +28,9 @@ const schema = {
   querystring: querySchema({ wait: { type: 'boolean', default: false, description: 'Wait for the run to end and return its result.' } }),
   headers: {
     type: 'object',
-    properties: { 'idempotency-key': { type: 'string', minLength: 1, maxLength: 200, description: 'Repeating a request with the same key starts the run only once (kept 1 day).' } },
+    properties: {
+      'idempotency-key': { type: 'string', minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$', description: 'Printable ASCII. Repeating a request with the same key starts the run only once (kept 1 day).' },
+    },
   },
   body: {
     type: 'object',
@@ -62,23 +65,40 @@ const schema = {
 } as const
 
 /** `POST /v1/sessions/:sessionId/prompts`: start (or queue) a run; optionally wait for its result. */
-export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth }) => {
+export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, limits, sendsInFlight }) => {
   app.post<{ Params: SessionParams; Body: PromptBody; Querystring: { wait?: boolean }; Headers: { 'idempotency-key'?: string } }>(
     '/v1/sessions/:sessionId/prompts',
     { onRequest: auth.requireApiKey, schema },
     async (request, reply) => {
       const { sessionId } = request.params
       const key = sessionKey(request.tenant, sessionId)
+      const release = sendsInFlight.acquire(request.tenant)
+      let sent: SendResult
+      try {
+        await checkConcurrentRuns(restate, request.tenant, sendsInFlight.count(request.tenant) - 1, limits.maxConcurrentRuns)
+        sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
+      } finally {
+        release()
+      }
       if (request.query.wait === true) {
-        const sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
         const result = await attachRun(restate, sent.invocationId, reply)
         return reply.status(200).send({ sessionId, invocationId: sent.invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
       }
-      const sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
       const queued = await queuedBehindAnotherRun(restate, key, sent.invocationId)
       return reply.status(202).send({ sessionId, invocationId: sent.invocationId, ...(queued === undefined ? {} : { queued }), ...(queued === true ? { note: QUEUED_NOTE } : {}) })
     },
   )
+}
+
+/**
+ * Refuses a new run (429 `too_many_runs`) when the tenant's unfinished runs in Restate plus its other sends in flight
+ * reach `max`. When the admin API does not answer only the sends in flight are counted: the prompt is not refused
+ * for an outage of the admin API.
+ */
+async function checkConcurrentRuns(restate: RestateClient, tenant: string, otherSends: number, max: number): Promise<void> {
+  const unfinished = await unfinishedInvocationCount(restate, SESSION_SERVICE, sessionKey(tenant, '')).catch(() => 0)
+  if (unfinished + otherSends < max) return
+  throw new GatewayError('too_many_runs', `this API key already has ${max} runs running or queued; wait for one to end`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
 }
 
 /**

@@ -61,7 +61,7 @@ describe('API-key auth', () => {
     const missing = await app.inject({ method: 'GET', url: '/v1/nothing?x=1', headers: bearer(KEY_A) })
     expect(missing.statusCode).toBe(404)
     expect(missing.json()).toEqual({ error: { code: 'route_not_found', message: 'no route GET /v1/nothing' } })
-    expect((await app.inject({ method: 'DELETE', url: '/v1/sessions/s1' })).json().error.code).toBe('route_not_found')
+    expect((await app.inject({ method: 'DELETE', url: '/v1/nothing/s1' })).json().error.code).toBe('route_not_found')
   })
 })
 

@@ -84,7 +84,7 @@ describe('routes against a stand-in Restate', () => {
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'next' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(202)
       expect(response.json()).toMatchObject({ invocationId: 'inv_2', queued: true, note: expect.stringContaining('queued') })
-      expect(sqlQueries(restate)).toEqual([`SELECT invocation_id FROM sys_keyed_service_status WHERE service_name = 'session' AND service_key = '${KEY_OF_A}'`])
+      expect(sqlQueries(restate)).toContain(`SELECT invocation_id FROM sys_keyed_service_status WHERE service_name = 'session' AND service_key = '${KEY_OF_A}'`)
     })
 
     it('accepts the prompt without `queued` when the admin API does not answer', async () => {
