@@ -183,7 +183,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
         const runId = runOptions.runId ?? nextRunId(current, runtime)
         const startedAt = await runtime.now()
         const { state, record } = startRunState(current, runId, runOptions.prompt, startedAt, limitsFor(options.behavior ?? {}, runOptions), depth)
-        return await execute(current, state, record, runControl)
+        // Without durability no step is recorded: the run keeps no checkpoint, so a durable successor heals it.
+        return await execute(current, state, runtime.durable ? record : withoutCheckpoint(record), runControl)
       } finally {
         endControl(runControl)
       }
@@ -207,6 +208,12 @@ export function createAgent(options: CreateAgentOptions): Agent {
       control?.suspend(suspendOptions.graceMs ?? 0)
     },
   }
+}
+
+/** The run record without its history checkpoint: a run that cannot be resumed, only healed. */
+function withoutCheckpoint(record: SessionRun): SessionRun {
+  const { baseTurnCount: _count, baseFingerprint: _fingerprint, ...rest } = record
+  return rest
 }
 
 /** Refuses, at once, a session stored elsewhere than the durable runtime's store: its writes would miss the journal. */
