@@ -25,6 +25,8 @@ export interface FakeRestate {
   url: string
   requests: RecordedRequest[]
   on(route: string, responder: Responder | FakeResponse): void
+  /** Answers every request no `on` route matches (default: 404). */
+  otherwise(responder: Responder): void
   close(): Promise<void>
 }
 
@@ -32,6 +34,7 @@ export interface FakeRestate {
 export async function startFakeRestate(): Promise<FakeRestate> {
   const routes = new Map<string, Responder>()
   const requests: RecordedRequest[] = []
+  let fallback: Responder = (recorded) => ({ status: 404, body: { message: `fake: no route ${recorded.method} ${recorded.path}` } })
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -40,7 +43,7 @@ export async function startFakeRestate(): Promise<FakeRestate> {
       const recorded: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: text === '' ? undefined : JSON.parse(text) }
       requests.push(recorded)
       const responder = routes.get(`${recorded.method} ${recorded.path}`)
-      void Promise.resolve(responder === undefined ? { status: 404, body: { message: `fake: no route ${recorded.method} ${recorded.path}` } } : responder(recorded)).then((response) => {
+      void Promise.resolve((responder ?? fallback)(recorded)).then((response) => {
         res.writeHead(response.status, { 'content-type': 'application/json' })
         res.end(response.body === undefined ? '' : JSON.stringify(response.body))
       })
@@ -53,6 +56,9 @@ export async function startFakeRestate(): Promise<FakeRestate> {
     requests,
     on(route, responder) {
       routes.set(route, typeof responder === 'function' ? responder : () => responder)
+    },
+    otherwise(responder) {
+      fallback = responder
     },
     async close() {
       server.closeAllConnections()

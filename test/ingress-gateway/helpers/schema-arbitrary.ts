@@ -1,0 +1,60 @@
+import fc, { type Arbitrary } from 'fast-check'
+
+/** The JSON schema subset the gateway's route schemas use. */
+export interface JsonSchemaLike {
+  type?: string
+  pattern?: string
+  minLength?: number
+  maxLength?: number
+  minimum?: number
+  maximum?: number
+  enum?: readonly unknown[]
+  required?: readonly string[]
+  properties?: Record<string, JsonSchemaLike>
+}
+
+/** Characters a header value may carry on the wire (latin-1 without controls), so non-ASCII values are tried too. */
+const headerCharacter = fc.integer({ min: 0x20, max: 0xff }).filter((code) => code !== 0x7f).map((code) => String.fromCharCode(code))
+
+/** Any text, any JSON: what a careless or hostile client may send where `schema` is expected. */
+export function hostileValue(): Arbitrary<unknown> {
+  return fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.jsonValue(), fc.constantFrom('', '.', '..', '%', '%zz', '/', 'null', '-1', '1e309', 'true'))
+}
+
+/** Values that match `schema` (the happy path), drawn from its types, patterns and bounds. */
+export function validValue(schema: JsonSchemaLike): Arbitrary<unknown> {
+  if (schema.enum !== undefined) return fc.constantFrom(...schema.enum)
+  switch (schema.type) {
+    case 'string':
+      if (schema.pattern !== undefined) return fc.stringMatching(new RegExp(schema.pattern))
+      return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40) })
+    case 'integer':
+      return fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? 1000 })
+    case 'number':
+      return fc.double({ noNaN: true, noDefaultInfinity: true })
+    case 'boolean':
+      return fc.boolean()
+    case 'object':
+      return validObject(schema)
+    default:
+      return fc.jsonValue()
+  }
+}
+
+function validObject(schema: JsonSchemaLike): Arbitrary<unknown> {
+  const properties = schema.properties ?? {}
+  const record: Record<string, Arbitrary<unknown>> = {}
+  for (const [name, property] of Object.entries(properties)) record[name] = validValue(property)
+  return fc.record(record, { requiredKeys: [...(schema.required ?? [])] })
+}
+
+/** Mostly valid values, sometimes hostile ones, sometimes none at all (`undefined`). */
+export function fuzzedValue(schema: JsonSchemaLike): Arbitrary<unknown> {
+  return fc.oneof({ weight: 3, arbitrary: validValue(schema) }, { weight: 2, arbitrary: hostileValue() }, { weight: 1, arbitrary: fc.constant(undefined) })
+}
+
+/** A header value for `schema`: valid, or any latin-1 text, or absent. */
+export function fuzzedHeader(schema: JsonSchemaLike): Arbitrary<string | undefined> {
+  const valid = validValue(schema).map((value) => String(value))
+  return fc.oneof({ weight: 3, arbitrary: valid }, { weight: 2, arbitrary: fc.string({ unit: headerCharacter, maxLength: 300 }) }, { weight: 1, arbitrary: fc.constant(undefined) })
+}
