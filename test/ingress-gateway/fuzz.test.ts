@@ -73,7 +73,7 @@ function requestFor(route: Route): Arbitrary<InjectOptions> {
     if (drawn.contentType !== undefined && drawn.body !== undefined) headers['content-type'] = drawn.contentType
     const payload = drawn.body === undefined ? undefined : typeof drawn.body === 'string' ? drawn.body : JSON.stringify(drawn.body)
     const search = query.toString()
-    return { method: route.method as InjectOptions['method'], url: search === '' ? url : `${url}?${search}`, headers, ...(payload === undefined ? {} : { payload }), payloadAsStream: true }
+    return { method: route.method, url: search === '' ? url : `${url}?${search}`, headers, ...(payload === undefined ? {} : { payload }), payloadAsStream: true }
   })
 }
 
