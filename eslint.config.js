@@ -2,7 +2,7 @@ import eslint from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.restate-data/**', 'bin/**', 'coverage/**', 'dist/**', 'test/package/consumer/**', 'eslint.config.js'] },
+  { ignores: ['node_modules/**', '.restate-data/**', 'bin/**', 'coverage/**', 'dist/**', 'build/**', 'test/package/consumer/**', 'eslint.config.js'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

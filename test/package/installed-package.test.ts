@@ -81,9 +81,11 @@ describe('the packed package, installed outside the repository', () => {
   describe('a Restate service of the user, written with zidane/restate', () => {
     let harness: RestateHarness | undefined
     let service: ChildProcess | undefined
+    let deployment: ChildProcess | undefined
 
     afterAll(async () => {
       if (service !== undefined) await stopProcess(service)
+      if (deployment !== undefined) await stopProcess(deployment)
       await harness?.stop()
     })
 
@@ -97,6 +99,22 @@ describe('the packed package, installed outside the repository', () => {
       await waitFor(() => output.includes('consumer service listening'), 20_000, `the consumer service to listen (${output})`)
       await harness.registerDeployment(`http://127.0.0.1:${port}`)
       const response = await harness.call<{ status: string; text: string }>('Triage/alerts-1/run', { prompt: 'hello' })
+      expect(response.status, output).toBe(200)
+      expect(response.body).toMatchObject({ status: 'completed', text: 'Echo: hello' })
+    })
+
+    it('builds the deployment (npm run build:deploy): its services run as plain JavaScript and register with Restate', async () => {
+      if (harness === undefined) throw new Error('the previous test starts the Restate server')
+      await runOk('npm', ['run', 'build:deploy'], repositoryRoot)
+      const port = await freePort()
+      let output = ''
+      const env = { ...plainEnv, SERVICES_PORT: String(port), SERVICES_HOST: '127.0.0.1', ZIDANE_WORKSPACE_ROOT: join(project, 'workspaces'), RESTATE_IDENTITY_KEYS: '' }
+      deployment = spawn(process.execPath, [join(repositoryRoot, 'build', 'services', 'endpoint.js')], { cwd: repositoryRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      deployment.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+      deployment.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+      await waitFor(() => output.includes('zidane services listening'), 20_000, `the built services to listen (${output})`)
+      await harness.registerDeployment(`http://127.0.0.1:${port}`)
+      const response = await harness.call<{ status: string; text: string }>('session/local~built/run', { prompt: 'hello' })
       expect(response.status, output).toBe(200)
       expect(response.body).toMatchObject({ status: 'completed', text: 'Echo: hello' })
     })
