@@ -52,7 +52,7 @@ describe('the packed package, installed outside the repository', () => {
     writeFileSync(join(project, 'package.json'), manifest)
     writeFileSync(join(project, 'package-lock.json'), lock)
     await runOk('npm', ['ci', '--offline', '--no-audit', '--no-fund', '--ignore-scripts'], project)
-    for (const program of ['library-example.mjs', 'restate-service.mjs']) copyFileSync(join(import.meta.dirname, 'consumer', program), join(project, program))
+    for (const program of ['library-example.mjs', 'restate-service.mjs', 'typed-service.ts']) copyFileSync(join(import.meta.dirname, 'consumer', program), join(project, program))
   }, 240_000)
 
   afterAll(() => {
@@ -65,6 +65,15 @@ describe('the packed package, installed outside the repository', () => {
       for (const suffix of ['.js', '.js.map', '.d.ts', '.d.ts.map']) expect(listing).toContain(`package/dist/${entry}${suffix}`)
     }
     expect(listing).not.toMatch(/package\/(src|test|services|ingress-gateway)\//)
+  })
+
+  it('gives TypeScript users the declarations of every entry point (moduleResolution: nodenext)', async () => {
+    const compilerOptions = { module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2023', strict: true, noEmit: true, skipLibCheck: true, types: [] }
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['typed-service.ts'] }))
+    await runOk(process.execPath, [join(repositoryRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], project)
+    writeFileSync(join(project, 'wrong.ts'), "import { createAgent } from 'zidane'\nexport const wrong: number = createAgent\n")
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['wrong.ts'] }))
+    expect((await run(process.execPath, [join(repositoryRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], project)).stdout).toContain('TS2322')
   })
 
   it('runs the README library example under plain node', async () => {
