@@ -37,6 +37,10 @@ export interface ServicesConfig {
   questionTimeoutMs: number | undefined
   defaultMaxTurns: number
   maxCostUsd: number | undefined
+  /** Sub-agents one turn may start (`ZIDANE_MAX_CHILDREN_PER_TURN`, default 8). */
+  maxChildrenPerTurn: number
+  /** Sub-agents a run tree may start in all (`ZIDANE_MAX_CHILDREN_PER_RUN`, default 32). */
+  maxChildrenPerRun: number
 }
 
 function numberFrom(value: string | undefined, fallback: number): number {
@@ -65,6 +69,8 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     questionTimeoutMs: questionTimeoutMs > 0 ? questionTimeoutMs : undefined,
     defaultMaxTurns: numberFrom(env.ZIDANE_MAX_TURNS, 50),
     maxCostUsd: maxCostUsd > 0 ? maxCostUsd : undefined,
+    maxChildrenPerTurn: numberFrom(env.ZIDANE_MAX_CHILDREN_PER_TURN, 8),
+    maxChildrenPerRun: numberFrom(env.ZIDANE_MAX_CHILDREN_PER_RUN, 32),
     killPlanFile: env.ZIDANE_TEST_KILL_PLAN || undefined,
     approveTools: listFrom(env.ZIDANE_APPROVE_TOOLS),
     compactBudgetTokens: numberFrom(env.ZIDANE_COMPACT_BUDGET_TOKENS, 100_000),

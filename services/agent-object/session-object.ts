@@ -88,6 +88,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest):
   const spawn = restateSpawnTool({
     dispatch: childRequest => ctx.serviceClient(Child).run(childRequest),
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
+    limits: { maxChildrenPerTurn: config.maxChildrenPerTurn, maxChildrenPerTree: config.maxChildrenPerRun, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
   })
   const agent = createAgent({
     provider: servicesProvider(),

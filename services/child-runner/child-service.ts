@@ -2,7 +2,7 @@ import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats } from 'zidane'
 import { restateRuntime, restateSpawnTool } from 'zidane/restate'
-import type { ChildRunRequest, ChildRunResult, MergedChild } from 'zidane/restate'
+import type { ChildRunRequest, ChildRunResult, MergedChild, SpawnLimits } from 'zidane/restate'
 import { createSession } from 'zidane/session'
 import { boundaryProbe } from '../boundary-probe'
 import { withErrorBoundary } from '../handler-boundary'
@@ -16,6 +16,15 @@ const config = loadServicesConfig()
 
 function refusedStats(request: ChildRunRequest, now: number): AgentStats {
   return { runId: 'refused', sessionId: request.sessionId ?? '', status: 'error', suspended: false, turns: 0, toolCalls: 0, modelRequests: 0, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, wallMs: 0, startedAt: now, endedAt: now, text: '' }
+}
+
+/** A child's own children share what the parent left it: its budget and tree allowance, and the per-turn limit. */
+function childLimits(request: ChildRunRequest): SpawnLimits {
+  return {
+    maxChildrenPerTurn: config.maxChildrenPerTurn,
+    ...(request.maxChildrenPerTree === undefined ? {} : { maxChildrenPerTree: request.maxChildrenPerTree }),
+    ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }),
+  }
 }
 
 async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise<ChildRunResult> {
@@ -32,12 +41,13 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
     dispatch: childRequest => ctx.serviceClient(Child).run(childRequest),
     persist: false,
     onChildMerged: child => { merged.push(child) },
+    limits: childLimits(request),
   })
   const tools = selectTools(request.depth < config.maxChildDepth ? [...builtinTools(root), spawn] : builtinTools(root))
-  const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth, behavior: { persistDir: config.persistDir } })
+  const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth, behavior: { persistDir: config.persistDir, ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}) })
   const endedAt = await ctx.date.now()
-  const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' ? stats.status : 'error'
+  const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' || stats.status === 'limit' ? stats.status : 'error'
   const result: ChildRunResult = { text: stats.text, status, stats, turns: [...session.turns], startedAt, endedAt, children: merged }
   if (status === 'error' && stats.reason) result.error = stats.reason
   return result

@@ -4,11 +4,12 @@ import type { Session } from '../session/session'
 import type { SessionRun, SessionTurn } from '../session/types'
 import type { ToolContext, ToolDef, ToolResult } from '../tools/tool'
 import { isRestateCancellation } from './errors'
+import { spawnAllowance, type ChildUsage, type SpawnLimits } from './spawn-limits'
 import { onRuntimeCancelled } from './runtime'
 import { isRestatePromiseLike } from './types'
 
-/** How a child run ended. */
-export type ChildRunStatus = 'error' | 'completed' | 'aborted' | 'timeout'
+/** How a child run ended (`limit`: it stopped at its cost budget, or was refused for having none left). */
+export type ChildRunStatus = 'error' | 'completed' | 'aborted' | 'timeout' | 'limit'
 
 /** What the parent hands a child invocation. */
 export interface ChildRunRequest {
@@ -28,6 +29,10 @@ export interface ChildRunRequest {
   parentCallId?: string
   /** Id of the parent session. */
   sessionId?: string
+  /** The child's cost budget: its share of what remains of the parent's `maxCostUsd` (none when the parent has none). */
+  maxCostUsd?: number
+  /** Sub-agents the child's own subtree may start (none: unlimited). */
+  maxChildrenPerTree?: number
 }
 
 /** A descendant a child already merged, handed up so the top-level parent can rebuild the whole subtree. */
@@ -84,6 +89,8 @@ export interface RestateSpawnToolOptions {
   onChildMerged?: (merged: MergedChild, ctx: ToolContext) => void
   /** Merge each child's turns and run record into the parent's session. Default `true` when the parent has a session. */
   persist?: boolean
+  /** Fan-out and cost limits of the run's children (see {@link SpawnLimits}); none by default. */
+  limits?: SpawnLimits
 }
 
 const DEFAULT_DESCRIPTION = 'Start a sub-agent on a self-contained task and get its final answer. Several spawn calls in one turn run in parallel.'
@@ -102,6 +109,7 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
   const labels = createLabeler()
   const inFlight = new Map<string, InFlightChild>()
   const finished: FinishedChild[] = []
+  const usedByRun = new Map<string, ChildUsage>()
   const watched = new WeakSet<object>()
   let abortFired = false
   const fireAbort = (ctx: ToolContext): void => {
@@ -141,7 +149,11 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
     isConcurrencySafe: true,
     execute(input, ctx) {
       watch(ctx)
-      const request = buildRequest(input, ctx, labels.next(ctx.session))
+      const used = usedByRun.get(ctx.runId) ?? { costUsd: 0, children: 0 }
+      usedByRun.set(ctx.runId, used)
+      const allowance = spawnAllowance(options.limits ?? {}, ctx, used)
+      if ('refusal' in allowance) return Promise.resolve({ content: `Sub-agent not started: ${allowance.refusal}.`, isError: true })
+      const request = { ...buildRequest(input, ctx, labels.next(ctx.session)), ...allowance }
       inFlight.set(ctx.callId, { label: request.label, task: request.task, depth: request.depth })
       const settle = (value: ChildRunResult | undefined, failure: unknown): ToolResult | Promise<never> => {
         inFlight.delete(ctx.callId)
@@ -149,6 +161,8 @@ export function restateSpawnTool(options: RestateSpawnToolOptions): ToolDef {
           if (isRestateCancellation(failure)) return Promise.reject(failure)
           return { content: `Sub-agent ${request.label} failed: ${failure instanceof Error ? failure.message : String(failure)}`, isError: true }
         }
+        used.costUsd += value.stats.costUsd
+        used.children += 1 + countTree(value.children)
         finished.push({ callId: ctx.callId, label: request.label, request, result: value, ctx })
         return toToolResult(request.label, value)
       }
@@ -178,6 +192,10 @@ function buildRequest(input: JsonObject, ctx: ToolContext, label: string): Child
   if (typeof input.model === 'string') request.model = input.model
   if (typeof input.subagentType === 'string') request.subagentType = input.subagentType
   return request
+}
+
+function countTree(children: readonly MergedChild[] | undefined): number {
+  return (children ?? []).reduce((sum, child) => sum + 1 + countTree(child.children), 0)
 }
 
 function toToolResult(label: string, result: ChildRunResult): ToolResult {
