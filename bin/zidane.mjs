@@ -27,7 +27,8 @@ process.emitWarning = function (warning, ...rest) {
 }
 // In this repository the command runs the TypeScript sources through tsx; the installed package runs its build.
 const { existsSync } = await import('node:fs')
-const fromSources = existsSync(new URL('../src/cli/main.ts', import.meta.url))
-if (fromSources) (await import('tsx/esm/api')).register()
+const tsx = existsSync(new URL('../src/cli/main.ts', import.meta.url)) ? await import('tsx/esm/api').catch(() => undefined) : undefined
+tsx?.register()
+const fromSources = tsx !== undefined
 const { main } = await import(fromSources ? '../src/cli/main.ts' : '../dist/cli/main.js')
 process.exitCode = await main(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() })
