@@ -8,10 +8,10 @@ export interface ServicesConfig {
   identityKeys: string[]
   workspaceRoot: string
   /**
-   * Where tool outputs over 256 KiB go (`behavior.persistDir`): `ZIDANE_PERSIST_DIR`, default the workspace root, so a
-   * session's files (`<root>/<session>/tool-results/<callId>.txt`) sit in its own workspace, where its file tools read them.
+   * Where tool outputs over 256 KiB go (`behavior.persistDir`, `ZIDANE_PERSIST_DIR`). Unset: the session's own
+   * workspace (`<workspace>/<session>/tool-results/<callId>.txt`), where its file tools read them.
    */
-  persistDir: string
+  persistDir: string | undefined
   maxChildDepth: number
   /**
    * Restate inactivity timeout of the agent handlers (default 60 s): an invocation that waits (on a question, on its
@@ -62,7 +62,7 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     host: env.SERVICES_HOST ?? '0.0.0.0',
     identityKeys: (env.RESTATE_IDENTITY_KEYS ?? '').split(',').map(key => key.trim()).filter(Boolean),
     workspaceRoot,
-    persistDir: env.ZIDANE_PERSIST_DIR || workspaceRoot,
+    persistDir: env.ZIDANE_PERSIST_DIR || undefined,
     maxChildDepth: numberFrom(env.ZIDANE_MAX_CHILD_DEPTH, 2),
     inactivityTimeoutMs: numberFrom(env.ZIDANE_INACTIVITY_TIMEOUT_MS, 60_000),
     abortTimeoutMs: numberFrom(env.ZIDANE_ABORT_TIMEOUT_MS, 30 * 60_000),

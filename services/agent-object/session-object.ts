@@ -96,7 +96,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest):
     durable,
     session,
     ...approvalOptions(ctx),
-    behavior: { compactStrategy: 'tail', compactBudgetTokens: config.compactBudgetTokens, persistDir: config.persistDir, maxTurns: request.maxTurns ?? config.defaultMaxTurns, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
+    behavior: { compactStrategy: 'tail', compactBudgetTokens: config.compactBudgetTokens, persistDir: config.persistDir ?? root, maxTurns: request.maxTurns ?? config.defaultMaxTurns, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
   })
   return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
 }

@@ -44,7 +44,7 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
     limits: childLimits(request),
   })
   const tools = selectTools(request.depth < config.maxChildDepth ? [...builtinTools(root), spawn] : builtinTools(root))
-  const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth, behavior: { persistDir: config.persistDir, ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
+  const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth, behavior: { persistDir: config.persistDir ?? root, ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}) })
   const endedAt = await ctx.date.now()
   const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' || stats.status === 'limit' ? stats.status : 'error'

@@ -36,8 +36,8 @@ describe('persisting tool outputs over the threshold', () => {
     expect(await persistLargeOutput({ content: big }, undefined, 's', 'c5')).toEqual({ content: big })
   })
 
-  it('is on by default in the services (under the workspace root) and the CLI (next to the sessions file)', () => {
-    expect(loadServicesConfig({ ZIDANE_WORKSPACE_ROOT: '/data/workspaces' }).persistDir).toBe('/data/workspaces')
+  it('is on by default in the services (each session\'s workspace unless ZIDANE_PERSIST_DIR) and the CLI (next to the sessions file)', () => {
+    expect(loadServicesConfig({ ZIDANE_WORKSPACE_ROOT: '/data/workspaces' }).persistDir).toBeUndefined()
     expect(loadServicesConfig({ ZIDANE_WORKSPACE_ROOT: '/w', ZIDANE_PERSIST_DIR: '/p' }).persistDir).toBe('/p')
     expect(persistDirOf('/home/me/sessions.db')).toBe('/home/me/sessions.db.outputs')
   })
