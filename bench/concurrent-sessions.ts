@@ -27,10 +27,13 @@ function muteStackOutput(): () => void {
   return () => { process.stdout.write = write }
 }
 
+/** The benchmark drives hundreds of sessions with one API key: the per-key gateway limits must not shape it. */
+const UNLIMITED_GATEWAY = { GATEWAY_RATE_PER_SECOND: '1000000', GATEWAY_RATE_BURST: '1000000', GATEWAY_MAX_CONCURRENT_RUNS: '1000000', GATEWAY_MAX_EVENT_STREAMS: '1000000' }
+
 async function startBenchStack(dataDir: string): Promise<RunningStack> {
   const env = { ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: API_KEY, ...(await freeStackPortsEnv()) }
   const config = await loadStackConfig(env)
-  return startStack(config, reason => { process.stderr.write(`[bench] stack failed: ${reason}\n`) }, { ANTHROPIC_API_KEY: '', ZIDANE_WORKSPACE_ROOT: path.join(dataDir, 'workspaces') })
+  return startStack(config, reason => { process.stderr.write(`[bench] stack failed: ${reason}\n`) }, { ANTHROPIC_API_KEY: '', ZIDANE_WORKSPACE_ROOT: path.join(dataDir, 'workspaces'), ...UNLIMITED_GATEWAY })
 }
 
 /** Per-turn times of one session's run: from the run's start (the user turn) to each assistant turn, turn to turn. */

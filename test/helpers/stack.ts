@@ -31,7 +31,11 @@ export interface TestStackOptions {
   tenants?: 1 | 2
 }
 
+/** End-to-end tests poll the gateway fast with one key: the per-key rate limit is tested in the gateway's own tests. */
+const GENEROUS_GATEWAY_LIMITS = { GATEWAY_RATE_PER_SECOND: '10000', GATEWAY_RATE_BURST: '10000' }
+
 /** Starts a stack with two tenants' API keys (or one, see options); `env` reaches the services and the gateway. */
+
 export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'zidane-e2e-'))
   const apiKeys: [string, string] = ['tenant-a-key-0123456789', 'tenant-b-key-0123456789']
@@ -41,7 +45,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
   const output: string[] = []
   const keep = (name: string, line: string): void => { output.push(`[${name}] ${line}`); if (output.length > 2_000) output.shift() }
   const processes: ProcessHandle[] = []
-  const stack = await startStack(config, reason => { fatal.push(reason) }, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...env }, keep, processes).catch(async (error: unknown) => {
+  const stack = await startStack(config, reason => { fatal.push(reason) }, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...GENEROUS_GATEWAY_LIMITS, ...env }, keep, processes).catch(async (error: unknown) => {
     for (const handle of [...processes].reverse()) await handle.stop()
     throw error
   })
