@@ -35,7 +35,6 @@ export interface TestStackOptions {
 const GENEROUS_GATEWAY_LIMITS = { GATEWAY_RATE_PER_SECOND: '10000', GATEWAY_RATE_BURST: '10000' }
 
 /** Starts a stack with two tenants' API keys (or one, see options); `env` reaches the services and the gateway. */
-
 export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'zidane-e2e-'))
   const apiKeys: [string, string] = ['tenant-a-key-0123456789', 'tenant-b-key-0123456789']
