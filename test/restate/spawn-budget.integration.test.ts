@@ -8,7 +8,7 @@ import { createSession } from '../../src/session/session'
 import type { SessionRun } from '../../src/session/types'
 import { scriptedProvider } from '../../src/testing/index'
 import type { ToolDef } from '../../src/tools/tool'
-import type { ChildRunRequest, ChildRunResult } from '../../src/restate/index'
+import type { ChildRunRequest, ChildRunResult, SpawnLimits } from '../../src/restate/index'
 import { restateRuntime, restateSpawnTool } from '../../src/restate/index'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
@@ -48,14 +48,15 @@ const budgetChild = restate.service({
 const budgetParent = restate.object({
   name: 'BudgetParent',
   handlers: {
-    run: async (ctx: restate.ObjectContext): Promise<{ stats: AgentStats; runs: SessionRun[] }> => {
+    run: async (ctx: restate.ObjectContext, extra: Omit<SpawnLimits, 'maxCostUsd'> | null): Promise<{ stats: AgentStats; runs: SessionRun[]; results: string[] }> => {
       const startedAt = await ctx.date.now()
       const durable = restateRuntime(ctx, { promises: RestatePromise, idSeed: ctx.key })
       const session = await createSession({ id: ctx.key, clock: { now: () => startedAt } })
-      const spawn = restateSpawnTool({ dispatch: request => ctx.serviceClient(budgetChild).run(request), limits: { maxCostUsd: BUDGET_USD } })
+      const spawn = restateSpawnTool({ dispatch: request => ctx.serviceClient(budgetChild).run(request), limits: { maxCostUsd: BUDGET_USD, ...extra } })
       const agent = createAgent({ provider: parentModel, tools: [spawn], durable, session, behavior: { maxCostUsd: BUDGET_USD } })
       const stats = await agent.run({ prompt: 'fan out' })
-      return { stats, runs: [...session.runs] }
+      const results = session.turns.flatMap(turn => turn.content.flatMap(block => (block.type === 'tool_result' ? [String(block.content)] : [])))
+      return { stats, runs: [...session.runs], results }
     },
   },
 })
@@ -68,7 +69,7 @@ describe.each(REPLAY_MODES)('cost budgets reach sub-agents on a real server ($mo
   printLogsOnFailure(() => harness)
 
   it("runs each child under its share of what remains; a child at its share stops with status limit, and the tree's total stays within the budget", async () => {
-    const response = await h().call<{ stats: AgentStats; runs: SessionRun[] }>(`BudgetParent/b-${alwaysReplay}/run`, null)
+    const response = await h().call<{ stats: AgentStats; runs: SessionRun[] }>(`BudgetParent/b-${alwaysReplay}/run`, {})
     expect(response.status).toBe(200)
     const children = response.body.runs.filter(run => run.label !== undefined)
     expect(children.map(run => run.status)).toEqual(['limit', 'limit', 'limit'])
@@ -77,6 +78,14 @@ describe.each(REPLAY_MODES)('cost budgets reach sub-agents on a real server ($mo
       expect(child.totals?.costUsd).toBeGreaterThan(0)
       expect(child.totals?.costUsd).toBeLessThanOrEqual(0.3 + 1e-9)
     }
+    expect(response.body.stats.costUsd).toBeLessThanOrEqual(BUDGET_USD + 1e-9)
+  })
+
+  it('refuses the spawn calls of a turn past ZIDANE_MAX_CHILDREN_PER_TURN with an error result; the others split the budget', async () => {
+    const response = await h().call<{ stats: AgentStats; runs: SessionRun[]; results: string[] }>(`BudgetParent/t-${alwaysReplay}/run`, { maxChildrenPerTurn: 2 })
+    expect(response.status).toBe(200)
+    expect(response.body.runs.filter(run => run.label !== undefined).map(run => run.status)).toEqual(['limit', 'limit'])
+    expect(response.body.results.filter(text => text.startsWith('Sub-agent not started'))).toEqual(['Sub-agent not started: at most 2 sub-agents may start in one turn.'])
     expect(response.body.stats.costUsd).toBeLessThanOrEqual(BUDGET_USD + 1e-9)
   })
 })
