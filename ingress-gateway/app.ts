@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify'
 import { createAuth } from './auth'
 import { clientErrorHandler } from './client-errors'
 import { checkApiKeyLengths, DEFAULT_REQUEST_TIMEOUT_MS, GatewayConfigError, type GatewayConfig } from './config'
@@ -27,6 +27,8 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
   const requestTimeoutMs = config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
   const app = Fastify({
     logger: loggerOptions(config),
+    // Fastify logs two lines per request (incoming, completed); `logOneLinePerRequest` logs one.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     // maxParamLength: fastify's default (100) would answer 414 to valid 128-character session ids.
     routerOptions: { maxParamLength: 1024 },
@@ -38,6 +40,7 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
     frameworkErrors: replyWithError,
   })
   const routeTable = recordRoutes(app)
+  logOneLinePerRequest(app)
   installValidation(app)
   installJsonParser(app)
   installErrorHandlers(app, routeTable)
@@ -57,10 +60,18 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
   return app
 }
 
+/** One info line per answered request: method, URL (token redacted), status and time. */
+function logOneLinePerRequest(app: FastifyInstance): void {
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info({ req: request, statusCode: reply.statusCode, responseTimeMs: Math.round(reply.elapsedTime) }, 'request')
+  })
+}
+
 /** Request logs keep method and URL but never an answer-link token (it authorizes an answer by itself). */
 function loggerOptions(config: GatewayConfig) {
   if (config.logger !== true) return false
   return {
+    level: config.logLevel ?? 'info',
     serializers: {
       req: (request: FastifyRequest) => ({ method: request.method, url: redactToken(request.url), remoteAddress: request.ip }),
     },

@@ -24,6 +24,8 @@ export interface GatewayConfig {
   limits?: Partial<TenantLimits>
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
   logger?: boolean
+  /** Fastify log level when the logger is on (`LOG_LEVEL`, default `info`: one line per request). */
+  logLevel?: string
 }
 
 /** Thrown when the environment does not describe a runnable gateway; the message says what to set. */

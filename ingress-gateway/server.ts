@@ -5,7 +5,7 @@ const SHUTDOWN_GRACE_MS = 10_000
 
 /** Starts the gateway from environment variables: load config, build, listen, stop cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
-  const config = { ...loadGatewayConfig(process.env), logger: true }
+  const config = { ...loadGatewayConfig(process.env), logger: true, logLevel: process.env.LOG_LEVEL ?? 'info' }
   const app = await buildGateway(config)
   const address = await app.listen({ port: config.port, host: config.host })
   const mode = config.open ? 'OPEN mode (no auth; development only)' : `${config.apiKeys.length} API key(s)`

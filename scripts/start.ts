@@ -13,6 +13,7 @@ async function main(): Promise<void> {
     stopping = true
     console.log('[stack] stopping…')
     for (const handle of [...processes].reverse()) await handle.stop()
+    console.log('[stack] stopped')
     process.exit(code)
   }
   // Last resort: never leave a child behind, whatever ends this process.
@@ -26,7 +27,11 @@ async function main(): Promise<void> {
   }
   process.on('SIGINT', () => { void shutdown(0) })
   process.on('SIGTERM', () => { void shutdown(0) })
-  const stack = await startStack(config, onFatal, {}, undefined, processes)
+  const stack = await startStack(config, onFatal, {}, undefined, processes).catch((error: unknown) => {
+    console.error(`[stack] ${error instanceof Error ? error.message : String(error)}. The stack stops now.`)
+    return shutdown(1).then(() => undefined)
+  })
+  if (!stack) return
   printBanner(stack, config.gatewayApiKeys, config.generatedKey, process.env.ANTHROPIC_API_KEY ? 'Anthropic' : 'the deterministic demo model (set ANTHROPIC_API_KEY for Claude)')
 }
 

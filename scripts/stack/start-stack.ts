@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url'
 import { shutdownGraceMs } from '../../services/drain/shutdown-config'
 import { shellPolicy } from '../../services/shell-policy'
 import type { ShellStatus } from '../../services/shell-policy'
+import { acceptsConnections, checkStackPorts } from './check-ports'
 import { ensureIdentityKeys } from './identity-keys'
 import { restateServerBinary } from './restate-binary'
 import { registerDeployment } from './register-deployment'
@@ -32,10 +33,11 @@ function tsx(rootDir: string, script: string): { command: string; args: string[]
 /**
  * Starts the whole stack and resolves once the gateway answers; `onFatal` is called if the Restate server dies or a
  * process keeps failing at start. Each process is pushed to `processes` as soon as it starts, so a caller can stop
- * them even while the stack is still starting.
+ * them even while the stack is still starting. Throws `PortInUseError` before starting anything when a port is taken.
  */
 export async function startStack(config: StackConfig, onFatal: (reason: string) => void, extraEnv: NodeJS.ProcessEnv = {}, log?: (name: string, line: string) => void, processes: ProcessHandle[] = []): Promise<RunningStack> {
   const logged = log ? { log } : {}
+  await checkStackPorts(config)
   const { adminUrl, ingressUrl } = restateUrls(config)
   const keys = await ensureIdentityKeys(join(config.dataDir, 'keys'))
   const stop = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
@@ -47,7 +49,8 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     ...logged,
     env: {
       ...withoutVariables({ ...process.env, ...extraEnv }, ['GATEWAY_', 'ANTHROPIC_']),
-      RESTATE_LOG_FILTER: process.env.RESTATE_LOG_FILTER ?? 'warn',
+      // octocrab: the server's check for a newer release logs an ERROR line when offline; the check is harmless.
+      RESTATE_LOG_FILTER: process.env.RESTATE_LOG_FILTER ?? 'warn,octocrab=off',
       RESTATE_BASE_DIR: config.dataDir,
       ...restateListenEnv(config),
       RESTATE_WORKER__INVOKER__REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE: keys.privateKeyPath,
@@ -66,6 +69,8 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     stopTimeoutMs: shutdownGraceMs({ ...process.env, ...extraEnv }) + 5_000,
     env: { ...servicesEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
   }, onFatal))
+  // Registering before the services listen would make Restate log discovery warnings.
+  await waitUntil(() => acceptsConnections(config.servicesPort), 120_000, 'the services to listen')
   await waitUntil(async () => { await registerDeployment(adminUrl, `http://127.0.0.1:${config.servicesPort}`); return true }, 120_000, 'the services deployment to register')
   processes.push(supervise({
     name: 'gateway',

@@ -38,7 +38,8 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
   let quickExits = 0
   const start = (): void => {
     const startedAt = Date.now()
-    child = spawn(spec.command, spec.args, { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] })
+    // Own process group: a terminal's Ctrl-C reaches only the stack, which then stops each process once, in order.
+    child = spawn(spec.command, spec.args, { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     const log = spec.log ?? printLine
     const lines = (chunk: Buffer): void => { for (const line of chunk.toString().split('\n')) if (line.trim()) log(spec.name, line) }
     child.stdout?.on('data', lines)
