@@ -3,6 +3,7 @@ import { stepKey } from '../durable/runtime'
 import type { ToolResultBlock, ToolUseBlock } from '../providers/content'
 import { fireHook } from './fire-hook'
 import { groupToolCalls } from './tool-groups'
+import { waitAnnounced } from './wait-announced'
 import type { ToolExecutionEnv, ToolStepRecord } from './tool-execution'
 import { startToolCall } from './tool-execution'
 import type { RunState } from './run-state'
@@ -117,13 +118,20 @@ async function requestApproval(state: RunState, env: ToolPhaseEnv, call: ToolUse
   const awakeable = env.runtime.awakeable<JsonValue>(stepKey(state.runId, 'custom', `t${state.turn}`, call.id, 'approval-awakeable'))
   const request = { kind: 'approval' as const, sessionId: state.sessionId, runId: state.runId, callId: call.id, question: `Allow ${call.name} with ${JSON.stringify(call.input)}?`, awakeable: { id: awakeable.id } }
   const selfJournaled = env.requestInteraction?.journal === 'self'
+  let sentLive = false
   await env.runtime.step(stepKey(state.runId, 'interaction', `t${state.turn}`, call.id, 'approval'), async () => {
+    sentLive = true
     if (!selfJournaled) await env.requestInteraction?.(request)
     await env.hooks.callHook('interaction:request', request)
     return true
   })
   const unlist = selfJournaled ? await env.requestInteraction?.(request) : undefined
-  const outcome = await awakeable.wait()
+  // A self-journaling host already announces on every execution: only the others are told again after a resume.
+  const outcome = await waitAnnounced(env.runtime, awakeable, sentLive || selfJournaled, async () => {
+    const again = { ...request, resumed: true }
+    await env.requestInteraction?.(again)
+    await env.hooks.callHook('interaction:request', again)
+  })
   if (typeof unlist === 'function') await unlist()
   return !outcome.timedOut && isApproval(outcome.value)
 }

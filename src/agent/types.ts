@@ -80,9 +80,18 @@ export interface InteractionRequest {
   question: string
   options?: string[]
   awakeable: { id: string }
+  /**
+   * True when a resumed run announces again a question an earlier process sent and nobody has answered yet (same
+   * awakeable id): once per process that reaches the wait. Absent on the first announcement.
+   */
+  resumed?: boolean
 }
 
-/** Notifies a human of a question. Answer it with `runtime.resolveAwakeable(request.awakeable.id, answer)`. Runs once per question, inside a step. */
+/**
+ * Notifies a human of a question. Answer it with `runtime.resolveAwakeable(request.awakeable.id, answer)`. Runs once
+ * per question, inside a step, and again (with `resumed: true`, outside any step) in each later process that resumes
+ * the run while the question is unanswered.
+ */
 export type RequestInteraction = ((request: InteractionRequest) => void | Promise<void> | (() => Promise<void>) | Promise<() => Promise<void>>) & {
   /**
    * `'self'`: the host journals what it does itself (on Restate: state writes and calls through the object context,

@@ -1,6 +1,7 @@
 import type { JsonValue } from '../durable/json'
 import { stepKey } from '../durable/runtime'
-import type { InteractionKind, RequestInteraction } from '../agent/types'
+import type { InteractionKind, InteractionRequest, RequestInteraction } from '../agent/types'
+import { waitAnnounced } from '../agent/wait-announced'
 import type { ToolContext, ToolDef, ToolResult } from './tool'
 
 /** Options of `createInteractionTools`: how a question reaches a human, and how long to wait (default: forever). */
@@ -11,7 +12,8 @@ export interface InteractionToolsOptions {
 
 /**
  * `ask_user` and `present_plan`: the question is sent once (inside a step) and the call waits on an awakeable, so on a
- * durable runtime an answer given while no process runs is kept. Answer with `runtime.resolveAwakeable(id, answer)`.
+ * durable runtime an answer given while no process runs is kept; a later process that resumes the wait while the
+ * answer is missing sends it again with `resumed: true`. Answer with `runtime.resolveAwakeable(id, answer)`.
  */
 export function createInteractionTools(options: InteractionToolsOptions): ToolDef[] {
   return [
@@ -40,13 +42,18 @@ function interactionTool(options: InteractionToolsOptions, kind: InteractionKind
 
 async function waitForAnswer(options: InteractionToolsOptions, kind: InteractionKind, question: string, choices: JsonValue | undefined, ctx: ToolContext): Promise<ToolResult> {
   const awakeable = ctx.runtime.awakeable<JsonValue>(stepKey(ctx.runId, 'custom', `t${ctx.turn}`, ctx.callId, 'awakeable'), options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs })
+  const request: InteractionRequest = { kind, sessionId: ctx.sessionId, runId: ctx.runId, callId: ctx.callId, question, awakeable: { id: awakeable.id }, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}) }
+  const announce = async (sent: InteractionRequest): Promise<void> => {
+    await options.requestInteraction(sent)
+    await ctx.hooks.callHook('interaction:request', sent)
+  }
+  let sentLive = false
   await ctx.runtime.step(stepKey(ctx.runId, 'interaction', `t${ctx.turn}`, ctx.callId), async () => {
-    const request = { kind, sessionId: ctx.sessionId, runId: ctx.runId, callId: ctx.callId, question, awakeable: { id: awakeable.id }, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}) }
-    await options.requestInteraction(request)
-    await ctx.hooks.callHook('interaction:request', request)
+    sentLive = true
+    await announce(request)
     return true
   })
-  const outcome = await awakeable.wait()
+  const outcome = await waitAnnounced(ctx.runtime, awakeable, sentLive, () => announce({ ...request, resumed: true }))
   if (outcome.timedOut) return { content: 'No answer arrived before the deadline.', isError: true }
   return { content: typeof outcome.value === 'string' ? outcome.value : JSON.stringify(outcome.value) }
 }
