@@ -37,11 +37,11 @@ function toolCall(name: string, input: Record<string, string>): ScriptedResponse
 }
 
 /** Polls `probe` (every 50 ms) until it yields a value; the harness's poller with this file's timeout. */
-function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 40_000): Promise<T> {
+function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 120_000): Promise<T> {
   return pollUntilDefined(probe, timeoutMs, 'the e2e condition')
 }
 
-describe('crashes of the services process', () => {
+describe('crashes of the services process', { timeout: 180_000 }, () => {
   let stack: TestStack | undefined
   let model: FakeAnthropicServer | undefined
   const s = (): TestStack => { if (!stack) throw new Error('no stack'); return stack }

@@ -39,7 +39,7 @@ async function runOk(command: string, args: string[], cwd: string): Promise<Fini
   return finished
 }
 
-describe('the packed package, installed outside the repository', () => {
+describe('the packed package, installed outside the repository', { timeout: 240_000 }, () => {
   let project = ''
 
   beforeAll(async () => {
@@ -105,7 +105,7 @@ describe('the packed package, installed outside the repository', () => {
       service = spawn(process.execPath, ['restate-service.mjs'], { cwd: project, env: { ...plainEnv, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
       service.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
       service.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
-      await waitFor(() => output.includes('consumer service listening'), 20_000, `the consumer service to listen (${output})`)
+      await waitFor(() => output.includes('consumer service listening'), 60_000, `the consumer service to listen (${output})`)
       await harness.registerDeployment(`http://127.0.0.1:${port}`)
       const response = await harness.call<{ status: string; text: string }>('Triage/alerts-1/run', { prompt: 'hello' })
       expect(response.status, output).toBe(200)
@@ -121,7 +121,7 @@ describe('the packed package, installed outside the repository', () => {
       deployment = spawn(process.execPath, [join(repositoryRoot, 'build', 'services', 'endpoint.js')], { cwd: repositoryRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
       deployment.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
       deployment.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
-      await waitFor(() => output.includes('zidane services listening'), 20_000, `the built services to listen (${output})`)
+      await waitFor(() => output.includes('zidane services listening'), 60_000, `the built services to listen (${output})`)
       await harness.registerDeployment(`http://127.0.0.1:${port}`)
       const response = await harness.call<{ status: string; text: string }>('session/local~built/run', { prompt: 'hello' })
       expect(response.status, output).toBe(200)
