@@ -41,7 +41,7 @@ export function runFixture(env: Record<string, string>): Promise<FixtureOutcome>
 }
 
 /** One line of the ledger the fixture's provider and tools append to. */
-export interface LedgerEntry { pid: number; event: string; turn?: number; name?: string; id?: string; results?: Array<{ id: string; content: unknown }> }
+export interface LedgerEntry { pid: number; event: string; turn?: number; name?: string; id?: string; resumed?: boolean; results?: Array<{ id: string; content: unknown }> }
 
 /** Reads the append-only ledger. */
 export function readLedger(path: string): LedgerEntry[] {

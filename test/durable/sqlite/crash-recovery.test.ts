@@ -68,6 +68,31 @@ describe('crash recovery with real processes', () => {
     expectCompleteSession(await loadSession(session), second.result?.stats?.runId as string, 4)
   })
 
+  it('announces a question that was waiting at the crash again in the resuming process (same id, resumed: true)', async () => {
+    const session = 's-announce-again'
+    const env = envFor(session, { ZASK: '1' })
+    expect((await runFixture({ ...env, ZCRASH: 'waiting-question' })).signal).toBe('SIGKILL')
+    const firstPid = readLedger(env.ZLEDGER as string).find(entry => entry.event === 'asked')?.pid
+    const second = startFixture({ ...env, ZMODE: 'resume' })
+    await waitForLedger(env.ZLEDGER as string, entries => entries.some(entry => entry.event === 'interaction:request' && entry.pid !== firstPid))
+    const announced = readLedger(env.ZLEDGER as string).filter(entry => entry.event === 'interaction:request' || entry.event === 'asked')
+    const id = announced[0]?.id
+    expect(announced.map(({ event, id: seen, resumed }) => ({ event, id: seen, resumed }))).toEqual([
+      { event: 'asked', id, resumed: false },
+      { event: 'interaction:request', id, resumed: false },
+      { event: 'asked', id, resumed: true },
+      { event: 'interaction:request', id, resumed: true },
+    ])
+    expect(announced[2]?.pid).not.toBe(firstPid)
+    const answering = files.open()
+    await answering.resolveAwakeable(id as string, 'go')
+    answering.close()
+    const outcome = await second.done
+    expect(outcome.result?.stats).toMatchObject({ status: 'completed', resumed: true })
+    expect(count(readLedger(env.ZLEDGER as string), 'interaction:request')).toBe(2)
+    expect(resultsSeenAt(readLedger(env.ZLEDGER as string), 4)).toEqual(['go'])
+  })
+
   it("heals instead of resuming a run that waits on an unanswered question ('resume' policy)", async () => {
     const session = 's-unanswered'
     const env = envFor(session, { ZASK: '1' })
