@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { stripVTControlCharacters } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
 import { freeStackPortsEnv } from '../../scripts/stack/free-port'
 
@@ -21,7 +22,7 @@ async function npmStart(env: Record<string, string>, until: RegExp) {
   })
   let output = ''
   // Restate colours its level names; without the colour codes they are whole words again.
-  const plain = (text: string): string => text.replace(/\u001b\[[0-9;]*m/g, '')
+  const plain = (text: string): string => stripVTControlCharacters(text)
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
   cleanups.push(async () => { if (child.exitCode === null) { child.kill('SIGKILL'); await exited } await rm(dataDir, { recursive: true, force: true }) })
   await new Promise<void>(resolve => {
