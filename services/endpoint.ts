@@ -23,11 +23,9 @@ async function main(): Promise<void> {
   if (orphans > 0) console.log(`zidane services: stopped ${orphans} commands an earlier process left running`)
   useCommandRegistry(createCommandRegistry(shutdown.commandsDir))
   const drain = createAttemptDrain()
-  const handler = restate.createEndpointHandler({
-    services: [sessionObject, childService, resumerObject],
-    defaultServiceOptions: { hooks: [drain.hooks] },
-    ...(config.identityKeys.length > 0 ? { identityKeys: config.identityKeys } : {}),
-  })
+  // Only the HTTP/2 handler (createEndpointHandler builds an HTTP/1 one too, and each logs its signing keys).
+  const endpoint = restate.endpoint().bind(sessionObject).bind(childService).bind(resumerObject).defaultServiceOptions({ hooks: [drain.hooks] })
+  const handler = (config.identityKeys.length > 0 ? endpoint.withIdentityV1(...config.identityKeys) : endpoint).http2Handler()
   const server = http2.createServer(drain.handler(handler))
   installGracefulShutdown({ server, drain, graceMs: shutdown.graceMs })
   await new Promise<void>((resolve, reject) => {

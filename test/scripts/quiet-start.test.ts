@@ -40,6 +40,7 @@ describe('npm start', () => {
     const upTo = start.output().slice(0, start.output().indexOf('zidane is up'))
     expect(start.output()).toContain('zidane is up')
     expect(upTo.split('\n').filter(line => WARNING_OR_WORSE.test(line))).toEqual([])
+    expect(upTo.match(/Validating requests using signing keys/g) ?? []).toHaveLength(1)
     start.child.kill('SIGINT')
     expect(await start.exited).toBe(0)
     expect(start.output().trimEnd().split('\n').at(-1)).toBe('[stack] stopped')
