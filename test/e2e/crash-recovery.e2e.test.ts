@@ -62,7 +62,8 @@ describe('crashes of the services process', { timeout: 180_000 }, () => {
       if (prompt === 'ask-while-down') return turn === 0 ? toolCall('ask_user', { question: 'Which region?' }) : text(`noted: ${String(lastToolResult(request))}`)
       return text('ok')
     })
-    stack = await startTestStack({ ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: m().url, ZIDANE_MODEL: 'claude-test' })
+    // The unsafe tool's side effect goes to a ledger outside its workspace, which a sandboxed command cannot reach: one tenant, no sandbox.
+    stack = await startTestStack({ ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: m().url, ZIDANE_MODEL: 'claude-test', ZIDANE_SANDBOX: 'off' }, { tenants: 1 })
     ledger = join(s().dataDir, 'side-effects.log')
   }, 120_000)
   afterAll(async () => {
