@@ -24,7 +24,11 @@ async function npmStart(env: Record<string, string>, until: RegExp) {
   // Restate colours its level names; without the colour codes they are whole words again.
   const plain = (text: string): string => stripVTControlCharacters(text)
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
-  cleanups.push(async () => { if (child.exitCode === null) { child.kill('SIGKILL'); await exited } await rm(dataDir, { recursive: true, force: true }) })
+  cleanups.push(async () => {
+    // SIGINT, as Ctrl-C: the stack stops its own processes (a SIGKILL would leave them running).
+    if (child.exitCode === null) { child.kill('SIGINT'); await exited }
+    await rm(dataDir, { recursive: true, force: true })
+  })
   await new Promise<void>(resolve => {
     const read = (chunk: Buffer): void => { output += plain(chunk.toString()); if (until.test(output)) resolve() }
     child.stdout.on('data', read)
