@@ -36,6 +36,8 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
   let stopping = false
   let backoffMs = 100
   let quickExits = 0
+  // The pending automatic restart, cancelled by stop() and restart(): two live copies of one process must never exist.
+  let restartTimer: NodeJS.Timeout | undefined
   const start = (): void => {
     const startedAt = Date.now()
     // Own process group: a terminal's Ctrl-C reaches only the stack, which then stops each process once, in order.
@@ -52,7 +54,10 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
       if (quickExits >= MAX_QUICK_EXITS) return onFatal(`${reason} ${quickExits} times in a row right after starting; its output above says why`)
       if (Date.now() - startedAt > 30_000) backoffMs = 100
       console.error(`[stack] ${reason}; restarting in ${backoffMs} ms`)
-      setTimeout(() => { if (!stopping) start() }, backoffMs)
+      restartTimer = setTimeout(() => {
+        restartTimer = undefined
+        if (!stopping) start()
+      }, backoffMs)
       backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS)
     })
   }
@@ -61,12 +66,14 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
     name: spec.name,
     current: () => child,
     restart: () => {
+      clearTimeout(restartTimer)
       stopping = false
       backoffMs = 100
       start()
     },
     stop: async () => {
       stopping = true
+      clearTimeout(restartTimer)
       if (child) await stopProcess(child, spec.stopTimeoutMs)
     },
   }
