@@ -1,11 +1,6 @@
-import * as restate from '@restatedev/restate-sdk'
+import type * as restate from '@restatedev/restate-sdk'
 import type { InteractionRequest, RequestInteraction, ToolCallInfo, ToolPermission } from 'zidane'
-import type { PendingQuestion } from '../contract'
-import { RESUMER_SERVICE } from '../contract'
-import type { ResumerObject } from '../resumer/resumer-object'
-import { PENDING_QUESTIONS_KEY } from './restate-interaction-tools'
-
-const Resumer: ResumerObject = { name: RESUMER_SERVICE }
+import { listPendingQuestion, unlistPendingQuestion } from './pending-questions'
 
 /** The operator's tool policy: tools that need a person's approval, and tools that are denied. */
 export interface ToolPolicy {
@@ -32,13 +27,8 @@ export function restateApprovals(ctx: restate.ObjectContext): RequestInteraction
     const id = interaction.awakeable.id
     const createdAt = await ctx.date.now()
     const question = interaction.question.length > 2_000 ? `${interaction.question.slice(0, 2_000)}…` : interaction.question
-    await ctx.objectClient(Resumer, id).register({ sessionKey: ctx.key, kind: 'approval', question, createdAt })
-    const open = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
-    if (!open.some(entry => entry.id === id)) ctx.set(PENDING_QUESTIONS_KEY, [...open, { id, kind: 'approval', question, createdAt }])
-    return async () => {
-      const still = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
-      ctx.set(PENDING_QUESTIONS_KEY, still.filter(entry => entry.id !== id))
-    }
+    await listPendingQuestion(ctx, { id, kind: 'approval', question, createdAt })
+    return async () => unlistPendingQuestion(ctx, id)
   }
   return Object.assign(request, { journal: 'self' as const })
 }

@@ -2,7 +2,7 @@ import * as restate from '@restatedev/restate-sdk'
 import type { PendingQuestion, QuestionCloseReason } from '../contract'
 import { RESUMER_SERVICE } from '../contract'
 import type { ResumerObject } from '../resumer/resumer-object'
-import { PENDING_QUESTIONS_KEY } from './restate-interaction-tools'
+import { PENDING_QUESTIONS_KEY } from './pending-questions'
 
 const Resumer: ResumerObject = { name: RESUMER_SERVICE }
 

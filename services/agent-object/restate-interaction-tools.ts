@@ -3,11 +3,10 @@ import type { JsonValue } from 'zidane/durable'
 import { raceWithTimeout } from 'zidane/restate'
 import type { ToolContext, ToolDef, ToolResult } from 'zidane'
 import type { PendingQuestion } from '../contract'
+import { listPendingQuestion, unlistPendingQuestion } from './pending-questions'
 import type { ResumerObject } from '../resumer/resumer-object'
 import { RESUMER_SERVICE } from '../contract'
 
-/** State key of the session's open questions. Durable name: never rename. */
-export const PENDING_QUESTIONS_KEY = 'pending_questions'
 
 const Resumer: ResumerObject = { name: RESUMER_SERVICE }
 
@@ -37,13 +36,10 @@ async function park(ctx: restate.ObjectContext, kind: PendingQuestion['kind'], q
   const awakeable = ctx.awakeable<JsonValue>()
   const createdAt = await ctx.date.now()
   const pending: PendingQuestion = { id: awakeable.id, kind, question, createdAt, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}), ...(timeoutMs ? { expiresAt: createdAt + timeoutMs } : {}) }
-  await ctx.objectClient(Resumer, awakeable.id).register({ sessionKey: ctx.key, kind, question, createdAt, ...(pending.options ? { options: pending.options } : {}), ...(pending.expiresAt ? { expiresAt: pending.expiresAt } : {}) })
-  const open = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
-  ctx.set(PENDING_QUESTIONS_KEY, [...open, pending])
+  await listPendingQuestion(ctx, pending)
   await toolCtx.hooks.callHook('interaction:request', { kind, sessionId: toolCtx.sessionId, runId: toolCtx.runId, callId: toolCtx.callId, question, awakeable: { id: awakeable.id } })
   const outcome = await raceWithTimeout(ctx, awakeable.promise, { promises: restate.RestatePromise, ...(timeoutMs ? { timeoutMs } : {}) })
-  const still = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
-  ctx.set(PENDING_QUESTIONS_KEY, still.filter(entry => entry.id !== awakeable.id))
+  await unlistPendingQuestion(ctx, awakeable.id)
   if (outcome.timedOut) {
     ctx.objectSendClient(Resumer, awakeable.id).close({ reason: 'expired' })
     return { content: 'No answer arrived before the deadline.', isError: true }

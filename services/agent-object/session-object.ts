@@ -8,7 +8,7 @@ import { boundaryProbe } from '../boundary-probe'
 import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
 import type { CurrentInvocation, PendingQuestion, SessionEvent, SessionEventsRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView } from '../contract'
-import { CHILD_SERVICE, SESSION_SERVICE } from '../contract'
+import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
 import { sessionWorkspace } from '../workspace'
@@ -17,24 +17,23 @@ import { policyPermission, restateApprovals } from './approvals'
 import { closeOpenQuestions } from './close-questions'
 import { withErrorBoundary } from '../handler-boundary'
 import type { HandlerEnding } from '../handler-boundary'
-import { PENDING_QUESTIONS_KEY, restateInteractionTools } from './restate-interaction-tools'
+import { PENDING_QUESTIONS_KEY } from './pending-questions'
+import { restateInteractionTools } from './restate-interaction-tools'
 import { buildSessionView, deriveEvents } from './session-view'
 
-/** State key of the session's current run invocation. Durable name: never rename. */
-export const CURRENT_INVOCATION_KEY = 'current_invocation'
 
 const config = loadServicesConfig()
 const Child: ChildService = { name: CHILD_SERVICE }
 
 async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<SessionRunResult> {
   const invocation: CurrentInvocation = { invocationId: ctx.request().id, status: 'running', startedAt: await ctx.date.now() }
-  ctx.set(CURRENT_INVOCATION_KEY, invocation)
+  ctx.set(CURRENT_INVOCATION_STATE_KEY, invocation)
   // Questions still listed belong to an earlier invocation that ended without its clean-up (killed): close them.
   await closeOpenQuestions(ctx, 'failed')
   return withErrorBoundary(async () => {
     const stats = await runAgent(ctx, request)
     await closeOpenQuestions(ctx, 'finished')
-    ctx.set(CURRENT_INVOCATION_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
+    ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
   }, ending => recordEnding(ctx, invocation, ending))
 }
@@ -64,7 +63,7 @@ async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentI
   await closeOpenQuestions(ctx, ending.kind === 'cancelled' ? 'cancelled' : 'failed')
   const status = ending.kind === 'cancelled' ? 'cancelled' : 'failed'
   const reason = ending.kind === 'cancelled' ? 'cancelled' : ending.reason
-  ctx.set(CURRENT_INVOCATION_KEY, { ...invocation, status, endedAt, ...(ending.kind === 'failed' ? { error: reason } : {}) })
+  ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status, endedAt, ...(ending.kind === 'failed' ? { error: reason } : {}) })
   await closeUnfinishedRuns(ctx, { status, reason, endedAt, text: ending.kind === 'cancelled' ? CANCELLED_CALL_TEXT : FAILED_CALL_TEXT })
 }
 
@@ -111,7 +110,7 @@ function approvalOptions(ctx: restate.ObjectContext): Pick<CreateAgentOptions, '
 async function readView(ctx: restate.ObjectSharedContext): Promise<SessionView> {
   const session = await readSession(ctx)
   const pending = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
-  const invocation = await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_KEY)
+  const invocation = await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)
   return buildSessionView(ctx.key, session, pending, invocation)
 }
 
@@ -130,7 +129,7 @@ export const sessionObject = restate.object({
   handlers: {
     run: restate.handlers.object.exclusive(timeouts, runSession),
     get: restate.handlers.object.shared(readView),
-    invocation: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_KEY)) ?? null),
+    invocation: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
     pending: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),
     events: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: SessionEventsRequest | null): Promise<SessionEvent[]> => {
       const after = request?.after ?? 0
