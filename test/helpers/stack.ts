@@ -34,8 +34,21 @@ export interface TestStackOptions {
 /** End-to-end tests poll the gateway fast with one key: the per-key rate limit is tested in the gateway's own tests. */
 const GENEROUS_GATEWAY_LIMITS = { GATEWAY_RATE_PER_SECOND: '10000', GATEWAY_RATE_BURST: '10000' }
 
-/** Starts a stack with two tenants' API keys (or one, see options); `env` reaches the services and the gateway. */
+/**
+ * Starts a stack with two tenants' API keys (or one, see options); `env` reaches the services and the gateway. A start
+ * that fails (a process giving up at start, e.g. a free port another process took between picking and binding it) is
+ * tried once more on new ports; a second failure reports what the processes printed.
+ */
 export async function startTestStack(env: Record<string, string> = {}, options: TestStackOptions = {}): Promise<TestStack> {
+  try {
+    return await startTestStackOnce(env, options)
+  } catch (error) {
+    console.error(`[test stack] start failed, trying once more on new ports: ${error instanceof Error ? error.message : String(error)}`)
+    return startTestStackOnce(env, options)
+  }
+}
+
+async function startTestStackOnce(env: Record<string, string>, options: TestStackOptions): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'zidane-e2e-'))
   const apiKeys: [string, string] = ['tenant-a-key-0123456789', 'tenant-b-key-0123456789']
   const served = options.tenants === 1 ? apiKeys[0] : apiKeys.join(',')
@@ -44,9 +57,18 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
   const output: string[] = []
   const keep = (name: string, line: string): void => { output.push(`[${name}] ${line}`); if (output.length > 2_000) output.shift() }
   const processes: ProcessHandle[] = []
-  const stack = await startStack(config, reason => { fatal.push(reason) }, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...GENEROUS_GATEWAY_LIMITS, ...env }, keep, processes).catch(async (error: unknown) => {
-    for (const handle of [...processes].reverse()) await handle.stop()
-    throw error
+  let giveUp: (reason: string) => void = () => undefined
+  const fatalAtStart = new Promise<never>((_resolve, reject) => { giveUp = reason => reject(new Error(reason)) })
+  fatalAtStart.catch(() => undefined) // a fatal exit after the start is reported through fatalReasons()
+  const onFatal = (reason: string): void => { fatal.push(reason); giveUp(reason) }
+  const starting = startStack(config, onFatal, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...GENEROUS_GATEWAY_LIMITS, ...env }, keep, processes)
+  const stack = await Promise.race([starting, fatalAtStart]).catch(async (error: unknown) => {
+    const stopAll = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
+    // The start may still add a process after giving up here: stop those too once it settles.
+    void starting.then(stopAll, stopAll)
+    await stopAll()
+    await rm(dataDir, { recursive: true, force: true })
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${output.slice(-40).join('\n')}`, { cause: error })
   })
   return {
     ...stack,
