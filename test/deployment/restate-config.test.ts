@@ -6,6 +6,7 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { restateServerBinary } from '../../scripts/stack/restate-binary'
+import { shellPolicy } from '../../services/shell-policy'
 
 const run = promisify(execFile)
 /** Without the docker compose plugin the compose check is reported as skipped, not as passed. */
@@ -31,7 +32,30 @@ describe('restate.toml', () => {
   })
 })
 
+/** Resolves `${NAME}`, `${NAME-default}` and `${NAME:-default}` in a compose value the way `docker compose` does. */
+function interpolate(value: string, env: Record<string, string>): string {
+  return value.replace(/\$\{(\w+)(?:(:?)-([^}]*))?\}/g, (_match, name: string, colon: string | undefined, fallback: string | undefined) => {
+    const set = env[name]
+    if (fallback === undefined) return set ?? ''
+    return set === undefined || (colon === ':' && set === '') ? fallback : set
+  })
+}
+
+/** The services container's tool settings as `docker compose` would pass them, given the operator's `env`. */
+async function servicesToolEnvironment(env: Record<string, string>): Promise<Record<string, string>> {
+  const compose = parse(await readFile('docker-compose.yml', 'utf8')) as { services: { services: { environment: Record<string, string> } } }
+  const names = ['ZIDANE_SANDBOX', 'ZIDANE_TOOLS', 'ZIDANE_DISABLE_TOOLS']
+  return Object.fromEntries(names.map(name => [name, interpolate(compose.services.services.environment[name] ?? '', env)]))
+}
+
 describe('docker-compose.yml', () => {
+  it('leaves shell out by default: the operator opts in with an empty ZIDANE_DISABLE_TOOLS', async () => {
+    expect(shellPolicy(await servicesToolEnvironment({})).status).toEqual({ mode: 'disabled', reason: 'left out by ZIDANE_TOOLS / ZIDANE_DISABLE_TOOLS' })
+    const optedIn = shellPolicy(await servicesToolEnvironment({ ZIDANE_DISABLE_TOOLS: '' })).status
+    expect(optedIn.reason).not.toContain('left out')
+    expect(shellPolicy(await servicesToolEnvironment({ ZIDANE_DISABLE_TOOLS: 'spawn' })).status.reason).not.toContain('left out')
+  })
+
   it('pins the Restate image to the server version we ship and wires health-gated registration', async () => {
     const compose = parse(await readFile('docker-compose.yml', 'utf8')) as { services: Record<string, { image?: string; command?: string[]; restart?: string; depends_on?: Record<string, { condition: string }>; volumes?: string[] }> }
     const pkg = JSON.parse(await readFile('package.json', 'utf8')) as { devDependencies: Record<string, string> }
