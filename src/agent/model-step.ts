@@ -1,6 +1,8 @@
 import { AgentAbortedError, isZidaneError } from '../errors/zidane-error'
 import type { Message } from '../providers/content'
-import type { ModelDelta, ModelRequest, ModelResponse, Provider, ToolSpec } from '../providers/provider'
+import type { ModelRequest, ModelResponse, Provider, ToolSpec } from '../providers/provider'
+import { attemptDeltaSink } from './model-attempt'
+import type { AttemptDelta } from './model-attempt'
 import type { AgentBehavior } from './types'
 import type { RunState } from './run-state'
 
@@ -30,7 +32,8 @@ export interface ModelStepInput {
   tools: ToolSpec[]
   behavior: AgentBehavior
   signal: AbortSignal
-  onDelta: (delta: ModelDelta) => void
+  /** Receives every delta with its attempt id (new for each request attempt, retries included) and offset. */
+  onDelta: (delta: AttemptDelta) => void
 }
 
 /** Checks the wall-clock and cost budgets right before a request; returns the stop decision or `undefined`. */
@@ -54,7 +57,7 @@ export async function executeModelStep(state: RunState, input: ModelStepInput): 
   const startedAt = Date.now()
   for (let attempt = 1; ; attempt++) {
     try {
-      const response = await input.provider.stream(buildRequest(state, input), input.onDelta)
+      const response = await input.provider.stream(buildRequest(state, input), attemptDeltaSink(input.onDelta))
       return { decision: 'request', response, startedAt, endedAt: Date.now(), attempts: attempt }
     } catch (error) {
       if (input.signal.aborted) throw new AgentAbortedError('The model request was stopped.', error)

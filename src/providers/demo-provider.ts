@@ -1,7 +1,7 @@
 import type { JsonObject } from '../durable/json'
 import type { ContentBlock, Message, ToolResultBlock } from './content'
 import { emptyUsage } from './content'
-import type { ModelResponse, Provider } from './provider'
+import type { ModelDelta, ModelResponse, Provider } from './provider'
 
 /** A directive the demo model understands, one per line of the latest user message. */
 type Directive = { tool: string; calls: JsonObject[]; label: string }
@@ -10,9 +10,9 @@ type Directive = { tool: string; calls: JsonObject[]; label: string }
  * The deterministic demo model `npm start` uses without an API key. Directives, one per line of the prompt:
  * `ask: <question>`, `spawn: <task> | <task>`, `shell: <command>`, `write: <path> <content>`, `read: <path>`,
  * `list: <path>`, `todo: <item> | <item>` (todowrite), `todos:` (todoread), `fail: <message>` (the services' demo tool `fail`); each becomes a turn of tool calls, then a
- * final turn summarizes the results. Anything else is echoed.
+ * final turn summarizes the results. Anything else is echoed. Text streams word by word, `tokenDelayMs` apart (default 0).
  */
-export function demoProvider(options: { model?: string; delayMs?: number } = {}): Provider {
+export function demoProvider(options: { model?: string; delayMs?: number; tokenDelayMs?: number } = {}): Provider {
   const model = options.model ?? 'zidane-demo'
   return {
     name: 'demo',
@@ -20,9 +20,20 @@ export function demoProvider(options: { model?: string; delayMs?: number } = {})
     async stream(request, onDelta) {
       if (options.delayMs) await new Promise(resolve => setTimeout(resolve, options.delayMs))
       const response = respond(request.messages, model)
-      response.content.forEach((block, index) => { if (block.type === 'text') onDelta({ kind: 'text', index, delta: block.text }) })
+      await streamText(response, onDelta, options.tokenDelayMs ?? 0)
       return response
     },
+  }
+}
+
+/** Streams each text block word by word (whitespace kept), `tokenDelayMs` apart, as a real model streams tokens. */
+async function streamText(response: ModelResponse, onDelta: (delta: ModelDelta) => void, tokenDelayMs: number): Promise<void> {
+  for (const [index, block] of response.content.entries()) {
+    if (block.type !== 'text') continue
+    for (const word of block.text.match(/\s*\S+\s*/g) ?? [block.text]) {
+      if (tokenDelayMs > 0) await new Promise(resolve => setTimeout(resolve, tokenDelayMs))
+      onDelta({ kind: 'text', index, delta: word })
+    }
   }
 }
 
