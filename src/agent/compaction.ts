@@ -1,5 +1,8 @@
 import type { Message } from '../providers/content'
 
+/** Estimated-token budget of the history under the `'tail'` strategy when `compactBudgetTokens` is not set. */
+export const DEFAULT_COMPACT_BUDGET_TOKENS = 100_000
+
 /** A rough token estimate of a message list (4 characters a token). */
 export function estimateTokens(messages: readonly Message[]): number {
   return Math.ceil(JSON.stringify(messages).length / 4)

@@ -9,7 +9,7 @@ import type { SessionRun } from '../session/types'
 import type { ToolDef } from '../tools/tool'
 import { fireHook } from './fire-hook'
 import { appendMessage } from './history'
-import { buildStats, checkpointMismatch, limitsFor, nextRunId, resumeRunState, startRunState } from './run-lifecycle'
+import { buildStats, checkpointMismatch, compactedHistoryStart, limitsFor, nextRunId, resumeRunState, startRunState } from './run-lifecycle'
 import { RunControl } from './run-control'
 import type { RunState } from './run-state'
 import { runTurnLoop } from './run-loop'
@@ -182,6 +182,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
       try {
         const runId = runOptions.runId ?? nextRunId(current, runtime)
         const startedAt = await runtime.now()
+        // History the compaction drops for good is never loaded again: saved with the run record below.
+        current.dropHistoryBefore(compactedHistoryStart(current, options.behavior ?? {}, depth))
         const { state, record } = startRunState(current, runId, runOptions.prompt, startedAt, limitsFor(options.behavior ?? {}, runOptions), depth)
         // Without durability no step is recorded: the run keeps no checkpoint, so a durable successor heals it.
         return await execute(current, state, runtime.durable ? record : withoutCheckpoint(record), runControl)

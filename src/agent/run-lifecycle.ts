@@ -2,7 +2,8 @@ import type { JsonObject } from '../durable/json'
 import type { DurableRuntime } from '../durable/runtime'
 import type { Session } from '../session/session'
 import type { SessionRun } from '../session/types'
-import { conversationTurns, fingerprintTurns, turnsToMessages } from './history'
+import { CHECKPOINT_FINGERPRINT_TURNS, conversationTurns, fingerprintTurns, tailCutTurn, turnsToMessages } from './history'
+import { DEFAULT_COMPACT_BUDGET_TOKENS } from './compaction'
 import type { RunLimits, RunState } from './run-state'
 import { emptyTotals } from './run-state'
 import type { AgentBehavior, AgentRunStatus, AgentStats, RunOptions } from './types'
@@ -19,13 +20,13 @@ export function limitsFor(behavior: AgentBehavior, options: RunOptions): RunLimi
 
 /** Mints the id of a session's next run: its ordinal plus a runtime id (unique across processes and invocations). */
 export function nextRunId(session: Session, runtime: DurableRuntime): string {
-  const ordinal = session.runs.filter(run => run.label === undefined).length + 1
+  const ordinal = session.topLevelRunCount + 1
   return `run_${ordinal}_${runtime.uuid().replace(/-/g, '').slice(0, 10)}`
 }
 
 /** Builds the state of a fresh run and its record (saved by the caller). */
 export function startRunState(session: Session, runId: string, prompt: string, startedAt: number, limits: RunLimits, depth: number): { state: RunState; record: SessionRun } {
-  const history = conversationTurns(session.toJSON(), depth)
+  const history = conversationTurns({ turns: session.turnsBetween(session.historyFrom), runs: [...session.runs] }, depth)
   const record: SessionRun = {
     id: runId,
     status: 'running',
@@ -33,8 +34,8 @@ export function startRunState(session: Session, runId: string, prompt: string, s
     startedAt,
     depth,
     limits: limits as unknown as JsonObject,
-    baseTurnCount: session.turns.length,
-    baseFingerprint: fingerprintTurns(session.turns),
+    baseTurnCount: session.turnCount,
+    baseFingerprint: checkpointFingerprint(session, session.turnCount),
   }
   if (limits.model !== undefined) record.model = limits.model
   return { state: buildState(session, record, turnsToMessages(history), limits, false), record }
@@ -42,8 +43,8 @@ export function startRunState(session: Session, runId: string, prompt: string, s
 
 /** Rebuilds the state of an interrupted run from its record: same id, prompt, start time and limits; history up to its base. */
 export function resumeRunState(session: Session, record: SessionRun): RunState {
-  const base = session.turns.slice(0, record.baseTurnCount ?? 0)
-  const history = conversationTurns({ turns: base, runs: session.runs as SessionRun[] }, record.depth)
+  const base = session.turnsBetween(session.historyFrom, record.baseTurnCount ?? 0)
+  const history = conversationTurns({ turns: base, runs: [...session.runs] }, record.depth)
   return buildState(session, record, turnsToMessages(history), record.limits as unknown as RunLimits, true)
 }
 
@@ -68,11 +69,27 @@ function buildState(session: Session, record: SessionRun, messages: RunState['me
 export function checkpointMismatch(session: Session, record: SessionRun): string | undefined {
   const base = record.baseTurnCount
   if (base === undefined || record.baseFingerprint === undefined) return 'the run has no checkpoint of its history'
-  if (session.turns.length < base) return `the session has ${session.turns.length} turns, fewer than the ${base} the run started after`
-  if (fingerprintTurns(session.turns.slice(0, base)) !== record.baseFingerprint) return 'the history before the run was rewritten'
-  const foreign = session.turns.slice(base).find(turn => turn.runId !== record.id && !turn.id.startsWith('heal-') && !isChildTurn(session, turn.runId))
+  if (session.turnCount < base) return `the session has ${session.turnCount} turns, fewer than the ${base} the run started after`
+  if (checkpointFingerprint(session, base) !== record.baseFingerprint) return 'the history before the run was rewritten'
+  const foreign = session.turnsBetween(base).find(turn => turn.runId !== record.id && !turn.id.startsWith('heal-') && !isChildTurn(session, turn.runId))
   if (foreign) return `turn ${foreign.id} of another run follows the run's checkpoint`
   return undefined
+}
+
+/** The fingerprint of the last {@link CHECKPOINT_FINGERPRINT_TURNS} turns before turn `base`, prefixed with `base`. */
+function checkpointFingerprint(session: Session, base: number): string {
+  return `${base}/${fingerprintTurns(session.turnsBetween(Math.max(base - CHECKPOINT_FINGERPRINT_TURNS, session.historyFrom), base))}`
+}
+
+/**
+ * Where the history of a new run starts under the `'tail'` strategy: the first turn the compaction of today's history
+ * keeps. Later runs never send the turns before it again, so the session may stop loading them.
+ */
+export function compactedHistoryStart(session: Session, behavior: AgentBehavior, depth: number): number {
+  if (behavior.compactStrategy !== 'tail') return session.historyFrom
+  const from = session.historyFrom
+  const foreign = new Set(session.runs.filter(run => run.depth !== depth).map(run => run.id))
+  return tailCutTurn(session.turnsBetween(from), from, behavior.compactBudgetTokens ?? DEFAULT_COMPACT_BUDGET_TOKENS, foreign)
 }
 
 function isChildTurn(session: Session, runId: string): boolean {

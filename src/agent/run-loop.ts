@@ -5,7 +5,7 @@ import type { ContentBlock, ToolResultBlock, ToolUseBlock } from '../providers/c
 import { textOf } from '../providers/content'
 import type { ModelResponse, Provider } from '../providers/provider'
 import type { Session } from '../session/session'
-import { compactTail } from './compaction'
+import { compactTail, DEFAULT_COMPACT_BUDGET_TOKENS } from './compaction'
 import { fireHook } from './fire-hook'
 import { appendMessage } from './history'
 import type { ModelStepRecord } from './model-step'
@@ -90,7 +90,7 @@ async function requestModel(state: RunState, env: LoopEnv): Promise<ModelStepRec
 
 function compactMessages(state: RunState, env: LoopEnv): RunState['messages'] {
   if (env.behavior.compactStrategy !== 'tail') return state.messages
-  const { messages, dropped } = compactTail(state.messages, env.behavior.compactBudgetTokens ?? 100_000)
+  const { messages, dropped } = compactTail(state.messages, env.behavior.compactBudgetTokens ?? DEFAULT_COMPACT_BUDGET_TOKENS)
   if (dropped > 0) fireHook(env.hooks, state, 'compact', { runId: state.runId, turn: state.turn, droppedTurns: dropped })
   return messages
 }

@@ -1,49 +1,65 @@
 import { SessionError } from '../errors/zidane-error'
+import type { JsonObject } from '../durable/json'
 import type { SessionClock } from '../session/session'
-import { appendNewTurns } from '../session/memory-session-store'
 import { SESSION_SCHEMA_VERSION } from '../session/types'
-import type { SessionData, SessionMeta, SessionStatus, SessionStore, SessionTurn } from '../session/types'
+import type { RunTotals, SessionData, SessionMeta, SessionRun, SessionStatus, SessionStore, SessionTurn } from '../session/types'
 import { createCoalescedClock } from './clock'
 import type { RestateObjectContextLike } from './types'
 
 /*
- * State layout. Every key name below is durable: never rename one, and never reuse a retired name for a new meaning.
+ * State layout: an append-only, paged log. Every key name below is durable: never rename one, never reuse one.
  *
- *   zidane_session        the header (`SessionMeta`)
- *   zidane_turn_<i>       turn i (`SessionTurn`), i = 0, 1, 2, … (current layout)
- *   zidane_turns          all turns as one `SessionTurn[]` (previous layout: read and migrated, never written)
- *   session-turns         all turns as one `SessionTurn[]`, no header (legacy layout: read and migrated, never written)
+ *   zidane_session     the header (`StoredSessionHeader`): status, timestamps, metadata, counters, totals and where
+ *                      the history starts. Its size does not grow with the session.
+ *   zidane_turn_<i>    turn i (`SessionTurn`), i = 0 … turnCount-1
+ *   zidane_run_<i>     run record i (`SessionRun`), i = 0 … runCount-1, in the order the runs started
  *
- * The per-turn layout holds the n turns under `zidane_turn_0 … zidane_turn_<n-1>`, and no `zidane_turn_<i>` key at or
- * above n: a reader takes the longest run of present keys from 0, so there is no count to keep in step (an append
- * writes only its new turns). Every write keeps that invariant in each state an invocation killed between two state
- * commands can leave behind:
- *   - an append writes its turns in ascending order (a cut leaves a shorter prefix);
- *   - `save()` over per-turn turns clears the surplus keys top-down, then writes 0, 1, … in ascending order;
- *   - a migration from an array key writes turns 1 … n-1 first and `zidane_turn_0` last: as long as `zidane_turn_0`
- *     is missing, the array key stays authoritative, and the keys an interrupted migration left behind form a run
- *     starting at 1, which the next migration finds and clears. Writing `zidane_turn_0` commits the migration; the
- *     array key is cleared right after it.
+ * The header's counters say which keys exist. A write sets the new turn and run keys first and the header last: an
+ * invocation cut off in between leaves keys past the counters, which readers ignore and the next write overwrites.
+ * Loading reads the header, the turns from `historyFrom` (the compaction checkpoint: older turns are never sent to the
+ * model again) and the runs from `runFrom` (the run that wrote turn `historyFrom`): a run of a long session reads what
+ * it sends, not the whole log.
  */
 
-/** State key of the session header (`SessionMeta`). Durable name: never rename. */
+/** State key of the session header (`StoredSessionHeader`). Durable name: never rename. */
 export const SESSION_STATE_KEY = 'zidane_session'
 /** Prefix of the per-turn state keys: turn `i` lives under `zidane_turn_<i>` (see `sessionTurnStateKey`). Durable name. */
 export const SESSION_TURN_STATE_KEY_PREFIX = 'zidane_turn_'
-/**
- * State key of the previous layout, every turn in one `SessionTurn[]` (rewritten whole on each append). Read and
- * migrated to per-turn keys on a writable store's first write; never written. Durable name: never reuse.
- */
-export const SESSION_TURNS_STATE_KEY = 'zidane_turns'
-/** State key older deployments kept the turns under (a bare `SessionTurn[]`, no header); read and migrated, never written. */
-export const LEGACY_SESSION_TURNS_STATE_KEY = 'session-turns'
+/** Prefix of the per-run state keys: run record `i` lives under `zidane_run_<i>` (see `sessionRunStateKey`). Durable name. */
+export const SESSION_RUN_STATE_KEY_PREFIX = 'zidane_run_'
 
-/** The retired array keys, newest first. */
-const ARRAY_STATE_KEYS = [SESSION_TURNS_STATE_KEY, LEGACY_SESSION_TURNS_STATE_KEY] as const
-
-/** State key of turn `index` (0-based) in the per-turn layout. */
+/** State key of turn `index` (0-based). */
 export function sessionTurnStateKey(index: number): string {
   return `${SESSION_TURN_STATE_KEY_PREFIX}${index}`
+}
+
+/** State key of run record `index` (0-based, in the order the runs started). */
+export function sessionRunStateKey(index: number): string {
+  return `${SESSION_RUN_STATE_KEY_PREFIX}${index}`
+}
+
+/** The session header as stored under `zidane_session`: bounded, whatever the number of turns and runs. */
+export interface StoredSessionHeader {
+  schemaVersion: number
+  id: string
+  status: SessionStatus
+  createdAt: number
+  updatedAt: number
+  metadata: JsonObject
+  /** Turns stored under `zidane_turn_0 … zidane_turn_<turnCount-1>`. */
+  turnCount: number
+  /** Run records stored under `zidane_run_0 … zidane_run_<runCount-1>`. */
+  runCount: number
+  /** Top-level runs (prompts) among them. */
+  topLevelRunCount: number
+  /** Sub-agent runs among them. */
+  childRunCount: number
+  /** First turn a run loads and sends (the compaction checkpoint). */
+  historyFrom: number
+  /** First run record a run loads: the one that wrote turn `historyFrom`. */
+  runFrom: number
+  /** The sum of the top-level runs' totals (each includes its sub-agents). */
+  totals: RunTotals
 }
 
 /** Options for `restateSessionStore`. */
@@ -56,26 +72,19 @@ export interface RestateSessionStoreOptions {
    * this saves a journaled clock read per header write.
    */
   clock?: SessionClock
-  /**
-   * Never write state: for a store built from a SHARED handler's context. Sessions in the `zidane_turns` or legacy
-   * `session-turns` layout are read without migrating them, and every mutating method throws a `SessionError` with
-   * code `session_read_only`.
-   */
+  /** Never write state: for a store built from a SHARED handler's context. Every mutating method throws a `SessionError` `session_read_only`. */
   readOnly?: boolean
 }
 
 type ReadableObjectContext = Omit<RestateObjectContextLike, 'set' | 'clear'> & Partial<Pick<RestateObjectContextLike, 'set' | 'clear'>>
+type StateReader = Pick<RestateObjectContextLike, 'get'>
 type StateWriter = Pick<RestateObjectContextLike, 'set' | 'clear'>
 
 /**
- * Construct a `SessionStore` backed by the bound virtual object's K/V state: the header under `zidane_session`, each
- * turn under its own `zidane_turn_<i>` key, so an append writes only the new turns (journal bytes stay linear in the
- * session size, and no single state write grows with the history). Sessions written in the previous `zidane_turns`
- * layout or the legacy `session-turns` layout are read as they are and migrated by the first write of a writable
- * store. `appendTurns` is idempotent by turn id.
- *
- * Loading reads the turns one key at a time (one journaled `GetState` per turn plus one past the end). Restate sends
- * the object's state eagerly with the invocation, so these resolve without a round trip; with lazy state each is one.
+ * Construct a `SessionStore` backed by the bound virtual object's K/V state, as an append-only paged log (see the
+ * layout above): an append writes its new turns and the small header, a run record is written when it changes, and
+ * `load` reads the header plus the turns and runs after the compaction checkpoint — the loaded `SessionData` then
+ * carries a `window` saying where its turns and runs start. `appendTurns` is idempotent by turn id.
  *
  * Single-tenant: every method ignores the `sessionId` argument, because the object is already keyed by `ctx.key`.
  * Bind one virtual-object key per session, and build the store inside the handler (it caches what it read).
@@ -84,12 +93,12 @@ export function restateSessionStore(ctx: RestateObjectContextLike, options?: Res
 export function restateSessionStore(ctx: Omit<RestateObjectContextLike, 'set' | 'clear'>, options: RestateSessionStoreOptions & { readOnly: true }): SessionStore
 export function restateSessionStore(ctx: ReadableObjectContext, options: RestateSessionStoreOptions = {}): SessionStore {
   const clock = options.clock ?? createCoalescedClock(() => ctx.date.now())
-  const state = createSessionState(ctx)
+  const log = createSessionLog(ctx)
   const writable = (method: string): StateWriter => {
     if (options.readOnly || !ctx.set || !ctx.clear) throw new SessionError(`restateSessionStore is read-only: ${method}() is not allowed.`, 'session_read_only')
     return { set: ctx.set.bind(ctx), clear: ctx.clear.bind(ctx) }
   }
-  // Mutations run one at a time: each reads the cached layout, then writes.
+  // Mutations run one at a time: each reads the cached log, then writes.
   let queue: Promise<unknown> = Promise.resolve()
   const mutate = <T>(method: string, body: (writer: StateWriter) => Promise<T>): Promise<T> => {
     const writer = writable(method)
@@ -97,164 +106,235 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
     queue = result.catch(() => undefined)
     return result
   }
-  /** Stamps and writes the header, migrating the turns first when they are still in an array layout. */
-  const writeHeader = async (writer: StateWriter, meta: Omit<SessionMeta, 'updatedAt'> & { updatedAt?: number }, now: number): Promise<void> => {
-    const turns = await state.loadTurns()
-    if (turns.layout !== 'turns') await state.rewriteTurns(writer, turns.turns)
-    const header: SessionMeta = structuredClone({ ...meta, updatedAt: now })
-    state.header = header
-    writer.set(SESSION_STATE_KEY, header)
-  }
   return {
     async load() {
-      const header = await state.loadHeader()
-      const { turns, layout } = await state.loadTurns()
-      if (header) return structuredClone({ ...header, turns })
-      return layout === 'legacy' ? legacySession(ctx.key, turns) : null
+      return (await log.load()) ? log.toSessionData() : null
     },
     async save(session) {
-      return mutate('save', async writer => {
-        const { turns, ...meta } = session
+      return mutate('save', async (writer) => {
+        await log.load()
+        const { turns, runs, window: _window, ...meta } = session
+        log.replaceTurns(writer, structuredClone(turns), session.window?.turnOffset ?? 0)
         // Both stamps come from the store's replay-stable clock: the caller's (often Date.now()) would put a
         // different value into the journaled state write on every replay.
         const now = await clock.now()
-        const createdAt = (await state.loadHeader())?.createdAt ?? now
-        await state.rewriteTurns(writer, structuredClone(turns))
-        await writeHeader(writer, { ...meta, createdAt }, now)
+        log.writeRuns(writer, structuredClone(runs), session.window?.runOffset ?? 0, true)
+        log.writeHeader(writer, { ...meta, createdAt: log.header?.createdAt ?? now, updatedAt: now })
       })
     },
     async appendTurns(_sessionId, turns) {
-      return mutate('appendTurns', async writer => state.appendTurns(writer, turns))
+      return mutate('appendTurns', async (writer) => {
+        if (!(await log.load())) return
+        if (log.appendTurns(writer, turns)) log.writeHeader(writer, {})
+      })
     },
     async saveMeta(_sessionId, meta) {
-      return mutate('saveMeta', async writer => {
+      return mutate('saveMeta', async (writer) => {
+        await log.load()
+        const { runs, window, turns: _turns, ...rest } = meta as SessionMeta & { turns?: unknown }
         const now = await clock.now()
-        const createdAt = (await state.loadHeader())?.createdAt ?? now
-        await writeHeader(writer, { ...meta, createdAt }, now)
+        log.writeRuns(writer, structuredClone(runs), window?.runOffset ?? 0, false)
+        log.writeHeader(writer, { ...rest, createdAt: log.header?.createdAt ?? now, updatedAt: now })
       })
     },
     async updateStatus(_sessionId, status: SessionStatus) {
-      return mutate('updateStatus', async writer => {
-        const header = await state.loadHeader()
-        if (!header) return
-        await writeHeader(writer, { ...header, status }, await clock.now())
+      return mutate('updateStatus', async (writer) => {
+        if (!(await log.load())) return
+        log.writeHeader(writer, { status, updatedAt: await clock.now() })
       })
     },
     async list() {
-      const header = await state.loadHeader()
-      if (header) return [structuredClone(header)]
-      const { turns, layout } = await state.loadTurns()
-      if (layout !== 'legacy') return []
-      const { turns: _turns, ...meta } = legacySession(ctx.key, turns)
+      if (!(await log.load())) return []
+      const { turns: _turns, ...meta } = log.toSessionData()
       return [meta]
     },
   }
 }
 
-/** Where the turns were found: per-turn keys (also: no turns at all), the `zidane_turns` array, or `session-turns`. */
-type TurnLayout = 'turns' | 'array' | 'legacy'
-
-interface LoadedTurns {
-  turns: SessionTurn[]
-  layout: TurnLayout
+/** Reads the session header, `null` for a key that never ran: one state read. For shared handlers too. */
+export async function readSessionHeader(ctx: StateReader): Promise<StoredSessionHeader | null> {
+  const header = await ctx.get<StoredSessionHeader>(SESSION_STATE_KEY)
+  return header ?? null
 }
 
-interface SessionStateCache {
-  header: SessionMeta | null | undefined
-  loadHeader(): Promise<SessionMeta | null>
-  loadTurns(): Promise<LoadedTurns>
-  /** Appends the turns whose ids are not stored yet (migrating an array layout first). */
-  appendTurns(writer: StateWriter, turns: readonly SessionTurn[]): Promise<void>
-  /** Replaces every turn with `turns` (migrating an array layout). */
-  rewriteTurns(writer: StateWriter, turns: SessionTurn[]): Promise<void>
+/** Reads turns `[from, to)` (one state read each), stopping at the first missing key. For shared handlers too. */
+export async function readSessionTurns(ctx: StateReader, from: number, to: number): Promise<SessionTurn[]> {
+  return readRange<SessionTurn>(ctx, sessionTurnStateKey, from, to)
 }
 
-/** Reads each state key at most once per store (the exclusive handler is the key's only writer) and keeps the cache in step with its writes. */
-function createSessionState(ctx: Pick<RestateObjectContextLike, 'get'>): SessionStateCache {
-  let loaded: Promise<LoadedTurns> | undefined
-  const cache: SessionStateCache = {
-    header: undefined,
-    async loadHeader() {
-      if (cache.header !== undefined) return cache.header
-      const header = await ctx.get<SessionMeta>(SESSION_STATE_KEY)
-      cache.header ??= header ?? null // a header written while the read was in flight wins
-      return cache.header
+/** Reads run records `[from, to)` (one state read each), stopping at the first missing key. For shared handlers too. */
+export async function readSessionRuns(ctx: StateReader, from: number, to: number): Promise<SessionRun[]> {
+  return readRange<SessionRun>(ctx, sessionRunStateKey, from, to)
+}
+
+async function readRange<T>(ctx: StateReader, keyOf: (index: number) => string, from: number, to: number): Promise<T[]> {
+  const values: T[] = []
+  for (let index = Math.max(0, from); index < to; index++) {
+    const value = await ctx.get<T>(keyOf(index))
+    if (value == null) break
+    values.push(value)
+  }
+  return values
+}
+
+/** An all-zero {@link RunTotals}. */
+export function emptyRunTotals(): RunTotals {
+  return { usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, modelRequests: 0, toolCalls: 0, turns: 0 }
+}
+
+/** The loaded part of the log, kept in step with the store's writes (the exclusive handler is the key's only writer). */
+interface SessionLog {
+  header: StoredSessionHeader | null
+  /** Loads the header and the window once; resolves whether the session exists. */
+  load(): Promise<boolean>
+  toSessionData(): SessionData
+  /** Writes the turns whose ids are not stored yet; returns whether any was new. */
+  appendTurns(writer: StateWriter, turns: readonly SessionTurn[]): boolean
+  /** Replaces the turns from absolute index `offset` on with `turns`, clearing the keys past them. */
+  replaceTurns(writer: StateWriter, turns: SessionTurn[], offset: number): void
+  /** Writes the run records that changed (`runs[0]` is run `offset`); with `replace`, clears the records past them. */
+  writeRuns(writer: StateWriter, runs: SessionRun[], offset: number, replace: boolean): void
+  /** Writes the header with `changes`, its counters and checkpoint brought up to date. */
+  writeHeader(writer: StateWriter, changes: Partial<SessionMeta>): void
+}
+
+function createSessionLog(ctx: StateReader & { key: string }): SessionLog {
+  let loading: Promise<void> | undefined
+  let turnOffset = 0
+  let turns: SessionTurn[] = []
+  let runOffset = 0
+  let runs: SessionRun[] = []
+  /** JSON of each loaded run record, to write only the records that changed. */
+  let runJson: string[] = []
+  /** Top-level and sub-agent runs before the loaded ones. */
+  let before = { topLevel: 0, children: 0 }
+  let totals = emptyRunTotals()
+  const topLevelLoaded = (): number => runs.filter(run => run.label === undefined).length
+  const log: SessionLog = {
+    header: null,
+    load() {
+      loading ??= (async () => {
+        const header = await readSessionHeader(ctx)
+        if (header && !log.header) {
+          turnOffset = header.historyFrom
+          turns = await readSessionTurns(ctx, header.historyFrom, header.turnCount)
+          runOffset = header.runFrom
+          runs = await readSessionRuns(ctx, header.runFrom, header.runCount)
+          runJson = runs.map(run => JSON.stringify(run))
+          before = { topLevel: header.topLevelRunCount - topLevelLoaded(), children: header.childRunCount - (runs.length - topLevelLoaded()) }
+          totals = structuredClone(header.totals)
+        }
+        log.header ??= header // a header written while the read was in flight wins
+      })()
+      loading.catch(() => { loading = undefined }) // a failed read (the invocation is ending) is not cached
+      return loading.then(() => log.header !== null)
     },
-    loadTurns() {
-      if (!loaded) {
-        loaded = readTurns(ctx)
-        loaded.catch(() => { loaded = undefined }) // a failed read (the invocation is ending) is not cached
+    toSessionData() {
+      const header = log.header as StoredSessionHeader
+      const data: SessionData = {
+        schemaVersion: header.schemaVersion,
+        id: header.id,
+        status: header.status,
+        turns: structuredClone(turns),
+        runs: structuredClone(runs),
+        createdAt: header.createdAt,
+        updatedAt: header.updatedAt,
+        metadata: structuredClone(header.metadata),
       }
-      return loaded
+      if (header.historyFrom > 0) data.historyFrom = header.historyFrom
+      if (turnOffset > 0 || runOffset > 0) data.window = { turnOffset, runOffset, topLevelRunsBefore: before.topLevel, childRunsBefore: before.children }
+      return data
     },
-    async appendTurns(writer, turns) {
-      const current = await cache.loadTurns()
-      const next = [...current.turns]
-      appendNewTurns(next, turns)
-      if (current.layout !== 'turns') return cache.rewriteTurns(writer, next)
-      // Ascending: an invocation cut off in between leaves a shorter, still gap-free run of turn keys.
-      for (let index = current.turns.length; index < next.length; index++) writer.set(sessionTurnStateKey(index), next[index])
-      current.turns = next
-    },
-    async rewriteTurns(writer, turns) {
-      const current = await cache.loadTurns()
-      if (current.layout === 'turns') {
-        for (let index = current.turns.length - 1; index >= turns.length; index--) writer.clear(sessionTurnStateKey(index))
-        turns.forEach((turn, index) => writer.set(sessionTurnStateKey(index), turn))
-        // With zidane_turn_0 gone, readers fall back to the array keys: make sure a migration left none behind.
-        if (turns.length === 0 && current.turns.length > 0) for (const key of ARRAY_STATE_KEYS) writer.clear(key)
-      } else {
-        await migrate(ctx, writer, current.layout, turns)
+    appendTurns(writer, fresh) {
+      const known = new Set(turns.map(turn => turn.id))
+      let added = false
+      for (const turn of fresh) {
+        if (known.has(turn.id)) continue
+        known.add(turn.id)
+        writer.set(sessionTurnStateKey(turnOffset + turns.length), turn)
+        turns.push(structuredClone(turn))
+        added = true
       }
-      current.turns = turns
-      current.layout = 'turns'
+      return added
+    },
+    replaceTurns(writer, next, offset) {
+      const stored = turnOffset + turns.length
+      for (let index = stored - 1; index >= offset + next.length; index--) writer.clear(sessionTurnStateKey(index))
+      next.forEach((turn, index) => writer.set(sessionTurnStateKey(offset + index), turn))
+      turnOffset = offset
+      turns = next
+    },
+    writeRuns(writer, next, offset, replace) {
+      const stored = runOffset + runs.length
+      next.forEach((run, position) => {
+        const index = offset + position
+        const cached = index - runOffset
+        const json = JSON.stringify(run)
+        if (cached >= 0 && runJson[cached] === json) return
+        const previous = cached >= 0 ? runs[cached] : undefined
+        if (run.label === undefined) addTotals(totals, run.totals, previous?.totals)
+        writer.set(sessionRunStateKey(index), run)
+        if (cached < 0) return
+        runs[cached] = structuredClone(run)
+        runJson[cached] = json
+      })
+      if (!replace) return
+      for (let index = stored - 1; index >= offset + next.length; index--) writer.clear(sessionRunStateKey(index))
+      if (offset === 0) before = { topLevel: 0, children: 0 }
+      runOffset = offset
+      runs = structuredClone(next)
+      runJson = runs.map(run => JSON.stringify(run))
+      if (offset === 0) totals = sumTopLevelTotals(runs)
+    },
+    writeHeader(writer, changes) {
+      const base = log.header
+      const historyFrom = Math.max(base?.historyFrom ?? 0, changes.historyFrom ?? 0, turnOffset)
+      const lastTurnAt = turns.at(-1)?.createdAt ?? 0
+      const header: StoredSessionHeader = {
+        schemaVersion: changes.schemaVersion ?? base?.schemaVersion ?? SESSION_SCHEMA_VERSION,
+        id: changes.id ?? base?.id ?? ctx.key,
+        status: changes.status ?? base?.status ?? 'idle',
+        createdAt: changes.createdAt ?? base?.createdAt ?? lastTurnAt,
+        // An append stamps no clock: the header is as recent as its newest turn.
+        updatedAt: changes.updatedAt ?? Math.max(base?.updatedAt ?? 0, lastTurnAt),
+        metadata: structuredClone(changes.metadata ?? base?.metadata ?? {}),
+        turnCount: turnOffset + turns.length,
+        runCount: runOffset + runs.length,
+        topLevelRunCount: before.topLevel + topLevelLoaded(),
+        childRunCount: before.children + runs.length - topLevelLoaded(),
+        historyFrom,
+        runFrom: runFromFor(historyFrom, base?.runFrom ?? runOffset),
+        totals: structuredClone(totals),
+      }
+      writer.set(SESSION_STATE_KEY, header)
+      log.header = header
     },
   }
-  return cache
-}
-
-/** Reads the turns: the per-turn keys when `zidane_turn_0` exists, else the `zidane_turns` array, else `session-turns`. */
-async function readTurns(ctx: Pick<RestateObjectContextLike, 'get'>): Promise<LoadedTurns> {
-  const turns: SessionTurn[] = []
-  for (;;) {
-    const turn = await ctx.get<SessionTurn>(sessionTurnStateKey(turns.length))
-    if (turn == null) break
-    turns.push(turn)
+  /** The first run to load with the history starting at turn `historyFrom`: the run that wrote that turn. */
+  const runFromFor = (historyFrom: number, current: number): number => {
+    const turn = turns[historyFrom - turnOffset]
+    const position = turn ? runs.findIndex(run => run.id === turn.runId) : -1
+    return position === -1 ? current : Math.max(current, runOffset + position)
   }
-  if (turns.length > 0) return { turns, layout: 'turns' }
-  const array = await ctx.get<SessionTurn[]>(SESSION_TURNS_STATE_KEY)
-  if (Array.isArray(array)) return { turns: array, layout: 'array' }
-  const legacy = await ctx.get<SessionTurn[]>(LEGACY_SESSION_TURNS_STATE_KEY)
-  if (Array.isArray(legacy)) return { turns: legacy, layout: 'legacy' }
-  return { turns: [], layout: 'turns' }
+  return log
 }
 
-/**
- * Moves the turns from an array key to per-turn keys (see the layout notes at the top). Keys an interrupted
- * migration left behind run from `zidane_turn_1` upwards; those at or above the new count are found and cleared
- * top-down first, the rest are overwritten.
- */
-async function migrate(ctx: Pick<RestateObjectContextLike, 'get'>, writer: StateWriter, layout: Exclude<TurnLayout, 'turns'>, turns: readonly SessionTurn[]): Promise<void> {
-  const from = Math.max(turns.length, 1)
-  let end = from
-  while (await ctx.get(sessionTurnStateKey(end)) != null) end++
-  for (let index = end - 1; index >= from; index--) writer.clear(sessionTurnStateKey(index))
-  for (let index = 1; index < turns.length; index++) writer.set(sessionTurnStateKey(index), turns[index])
-  if (turns.length > 0) writer.set(sessionTurnStateKey(0), turns[0]) // commits the migration
-  writer.clear(layout === 'array' ? SESSION_TURNS_STATE_KEY : LEGACY_SESSION_TURNS_STATE_KEY)
+function sumTopLevelTotals(runs: readonly SessionRun[]): RunTotals {
+  const totals = emptyRunTotals()
+  for (const run of runs) if (run.label === undefined) addTotals(totals, run.totals, undefined)
+  return totals
 }
 
-/** A session synthesized from a legacy `session-turns` array, stamped with its turns' own times. */
-function legacySession(id: string, turns: readonly SessionTurn[]): SessionData {
-  const createdAt = turns[0]?.createdAt ?? 0
-  return {
-    schemaVersion: SESSION_SCHEMA_VERSION,
-    id,
-    status: 'idle',
-    turns: structuredClone([...turns]),
-    runs: [],
-    createdAt,
-    updatedAt: turns.at(-1)?.createdAt ?? createdAt,
-    metadata: {},
-  }
+/** Adds `next - previous` to `totals` (a run record's totals changed). */
+function addTotals(totals: RunTotals, next: RunTotals | undefined, previous: RunTotals | undefined): void {
+  const sign = (value: RunTotals | undefined, pick: (totals: RunTotals) => number): number => (value ? pick(value) : 0)
+  const delta = (pick: (totals: RunTotals) => number): number => sign(next, pick) - sign(previous, pick)
+  totals.usage.inputTokens += delta(t => t.usage.inputTokens)
+  totals.usage.outputTokens += delta(t => t.usage.outputTokens)
+  totals.usage.cacheReadTokens += delta(t => t.usage.cacheReadTokens)
+  totals.usage.cacheWriteTokens += delta(t => t.usage.cacheWriteTokens)
+  totals.costUsd = Math.round((totals.costUsd + delta(t => t.costUsd)) * 1e9) / 1e9
+  totals.modelRequests += delta(t => t.modelRequests)
+  totals.toolCalls += delta(t => t.toolCalls)
+  totals.turns += delta(t => t.turns)
 }

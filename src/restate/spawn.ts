@@ -181,7 +181,7 @@ function createLabeler(): Labeler {
   let reserved = 0
   return {
     next(session) {
-      base ??= session?.runs.filter(run => run.label !== undefined).length ?? 0
+      base ??= session?.childRunCount ?? 0
       return `child-${base + ++reserved}`
     },
   }

@@ -24,9 +24,35 @@ export class Session {
 
   get id(): string { return this.data.id }
   get status(): SessionStatus { return this.data.status }
+  /** The loaded turns: every turn, or the recent part of a long session (see {@link Session.turnOffset}). */
   get turns(): readonly SessionTurn[] { return this.data.turns }
+  /** The loaded runs: every run, or the recent ones of a long session. */
   get runs(): readonly SessionRun[] { return this.data.runs }
   get metadata(): JsonObject { return this.data.metadata }
+  /** Absolute index of `turns[0]` (0 unless the store loaded only a window). */
+  get turnOffset(): number { return this.data.window?.turnOffset ?? 0 }
+  /** Number of turns of the whole session, loaded or not. */
+  get turnCount(): number { return this.turnOffset + this.data.turns.length }
+  /** Number of top-level runs (prompts) of the whole session. */
+  get topLevelRunCount(): number { return (this.data.window?.topLevelRunsBefore ?? 0) + this.data.runs.filter(run => run.label === undefined).length }
+  /** Number of sub-agent runs of the whole session. */
+  get childRunCount(): number { return (this.data.window?.childRunsBefore ?? 0) + this.data.runs.filter(run => run.label !== undefined).length }
+  /** First turn (absolute index) later runs send to the model; older turns were compacted away for good. */
+  get historyFrom(): number { return Math.max(this.data.historyFrom ?? 0, this.turnOffset) }
+
+  /** The loaded turns whose absolute index is in `[from, to)`. */
+  turnsBetween(from: number, to: number = this.turnCount): SessionTurn[] {
+    const offset = this.turnOffset
+    return this.data.turns.slice(Math.max(0, from - offset), Math.max(0, to - offset))
+  }
+
+  /**
+   * Moves the history start forward to turn `index` (never back): turns before it are not sent to the model again and
+   * a store may stop loading them. Saved with the next header write.
+   */
+  dropHistoryBefore(index: number): void {
+    if (index > this.historyFrom && index <= this.turnCount) this.data.historyFrom = index
+  }
 
   /** Replaces the clock that stamps `updatedAt` (durable runtimes need a replay-stable one). */
   useClock(clock: SessionClock): void { this.clock = clock }

@@ -65,6 +65,26 @@ export interface SessionData {
   createdAt: number
   updatedAt: number
   metadata: JsonObject
+  /**
+   * The first turn (absolute index) later runs send to the model: the turns before it were dropped by compaction for
+   * good, so a store may leave them unloaded. Absent: 0.
+   */
+  historyFrom?: number
+  /** Set by a store that loaded only the recent part of a long session (see {@link SessionWindow}). Absent: everything is loaded. */
+  window?: SessionWindow
+}
+
+/**
+ * The part of a long session a store loaded: `turns[0]` is turn `turnOffset` of the session and `runs[0]` is run
+ * `runOffset`; what lies before was left in the store (history compacted away for good, runs that ended long ago).
+ */
+export interface SessionWindow {
+  turnOffset: number
+  runOffset: number
+  /** Top-level runs before `runOffset`. */
+  topLevelRunsBefore: number
+  /** Sub-agent runs before `runOffset`. */
+  childRunsBefore: number
 }
 
 /** The header of a session without its turns: what `saveMeta` writes and `list` returns. */

@@ -133,30 +133,6 @@ describe('restateSessionStore', () => {
     expect(loaded?.turns.map(item => item.id)).toEqual(['t1', 't2', 't3'])
     expect(await store.list()).toHaveLength(1)
   })
-
-  it('reads a legacy session-turns object without migrating it when read-only', async () => {
-    const ctx = createFakeObjectContext('legacy', { 'session-turns': [turn('old-1', 5), turn('old-2', 9)] })
-    const store = restateSessionStore(ctx, { readOnly: true })
-    const data = await store.load('legacy')
-    expect(data?.turns.map(item => item.id)).toEqual(['old-1', 'old-2'])
-    expect(data?.createdAt).toBe(5)
-    expect([...ctx.state.keys()]).toEqual(['session-turns'])
-    for (const attempt of [() => store.appendTurns('legacy', [turn('x')]), () => store.updateStatus('legacy', 'idle'), () => store.save(data!), () => store.saveMeta('legacy', data!)]) {
-      const error = await attempt().catch((caught: unknown) => caught)
-      expect(isZidaneError(error) && error.code).toBe('session_read_only')
-    }
-    expect([...ctx.state.keys()]).toEqual(['session-turns'])
-  })
-
-  it('migrates legacy turns on the first write of a writable store', async () => {
-    const ctx = createFakeObjectContext('legacy', { 'session-turns': [turn('old-1')] })
-    const store = restateSessionStore(ctx)
-    await store.appendTurns('legacy', [turn('new-1')])
-    expect((ctx.state.get('zidane_turn_0') as SessionTurn).id).toBe('old-1')
-    expect((ctx.state.get('zidane_turn_1') as SessionTurn).id).toBe('new-1')
-    expect(ctx.state.has('session-turns')).toBe(false)
-    expect(ctx.state.has('zidane_turns')).toBe(false)
-  })
 })
 
 describe('restateRuntime with a fake context', () => {

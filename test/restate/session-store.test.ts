@@ -1,21 +1,29 @@
 import { describe, expect, it } from 'vitest'
-import { isZidaneError } from '../../src/errors/zidane-error'
 import { createSession, loadSession } from '../../src/session/session'
 import { SESSION_SCHEMA_VERSION } from '../../src/session/types'
-import type { SessionMeta, SessionTurn } from '../../src/session/types'
+import type { RunTotals, SessionMeta, SessionRun, SessionTurn } from '../../src/session/types'
 import { restateRuntime } from '../../src/restate/runtime'
 import {
-  LEGACY_SESSION_TURNS_STATE_KEY, restateSessionStore, SESSION_STATE_KEY, SESSION_TURN_STATE_KEY_PREFIX, SESSION_TURNS_STATE_KEY, sessionTurnStateKey,
+  restateSessionStore, SESSION_RUN_STATE_KEY_PREFIX, SESSION_STATE_KEY, SESSION_TURN_STATE_KEY_PREFIX, sessionRunStateKey, sessionTurnStateKey,
 } from '../../src/restate/session'
+import type { StoredSessionHeader } from '../../src/restate/session'
 import { createFakeObjectContext } from '../helpers/restate/fake-context'
 import type { FakeObjectContext } from '../helpers/restate/fake-context'
 
-function turn(id: string, createdAt = 1): SessionTurn {
-  return { id, runId: 'r1', role: 'user', content: [{ type: 'text', text: id }], createdAt }
+function turn(id: string, createdAt = 1, runId = 'r1'): SessionTurn {
+  return { id, runId, role: 'user', content: [{ type: 'text', text: id }], createdAt }
 }
 
 function header(id: string, createdAt = 10): SessionMeta {
   return { schemaVersion: SESSION_SCHEMA_VERSION, id, status: 'idle', runs: [], createdAt, updatedAt: createdAt, metadata: { tag: 'old' } }
+}
+
+function totals(tokens: number, modelRequests = 1): RunTotals {
+  return { usage: { inputTokens: tokens, outputTokens: tokens, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: tokens / 1000, modelRequests, toolCalls: 0, turns: modelRequests }
+}
+
+function run(id: string, extra: Partial<SessionRun> = {}): SessionRun {
+  return { id, status: 'completed', prompt: `prompt of ${id}`, startedAt: 1, endedAt: 2, depth: 0, ...extra }
 }
 
 /** Records every state command the store issues, in order. */
@@ -44,16 +52,16 @@ const turnIds = (ctx: FakeObjectContext): string[] => {
   return ids
 }
 
-describe('restateSessionStore: per-turn layout', () => {
+describe('restateSessionStore: the paged log', () => {
   it('keeps durable key names', () => {
     expect(SESSION_STATE_KEY).toBe('zidane_session')
     expect(SESSION_TURN_STATE_KEY_PREFIX).toBe('zidane_turn_')
+    expect(SESSION_RUN_STATE_KEY_PREFIX).toBe('zidane_run_')
     expect(sessionTurnStateKey(3)).toBe('zidane_turn_3')
-    expect(SESSION_TURNS_STATE_KEY).toBe('zidane_turns')
-    expect(LEGACY_SESSION_TURNS_STATE_KEY).toBe('session-turns')
+    expect(sessionRunStateKey(3)).toBe('zidane_run_3')
   })
 
-  it('stores one key per turn and writes only the new turns on append', async () => {
+  it('appends only the new turns, then the header that counts them', async () => {
     const ctx = createFakeObjectContext('s1')
     const writes = recordWrites(ctx)
     const session = await createSession({ id: 's1', store: restateSessionStore(ctx) })
@@ -61,9 +69,9 @@ describe('restateSessionStore: per-turn layout', () => {
     writes.length = 0
     await session.appendTurns([turn('t1'), turn('t2')])
     await session.appendTurns([turn('t3')])
-    expect(writes).toEqual([['set', 'zidane_turn_0'], ['set', 'zidane_turn_1'], ['set', 'zidane_turn_2']])
+    expect(writes).toEqual([['set', 'zidane_turn_0'], ['set', 'zidane_turn_1'], ['set', 'zidane_session'], ['set', 'zidane_turn_2'], ['set', 'zidane_session']])
     expect(turnIds(ctx)).toEqual(['t1', 't2', 't3'])
-    expect([...ctx.state.keys()].sort()).toEqual(['zidane_session', 'zidane_turn_0', 'zidane_turn_1', 'zidane_turn_2'])
+    expect((ctx.state.get('zidane_session') as StoredSessionHeader).turnCount).toBe(3)
     const loaded = await loadSession(restateSessionStore(ctx), 's1')
     expect(loaded?.turns.map(item => item.id)).toEqual(['t1', 't2', 't3'])
   })
@@ -79,18 +87,80 @@ describe('restateSessionStore: per-turn layout', () => {
     await other.appendTurns('s1', [turn('a'), turn('c')])
     expect(writes).toEqual([])
     await other.appendTurns('s1', [turn('c'), turn('d')])
-    expect(writes).toEqual([['set', 'zidane_turn_3']])
+    expect(writes).toEqual([['set', 'zidane_turn_3'], ['set', 'zidane_session']])
     expect(turnIds(ctx)).toEqual(['a', 'b', 'c', 'd'])
   })
 
-  it('reads the turns once per store instance, stopping at the first missing key', async () => {
-    const ctx = createFakeObjectContext('s1', { zidane_session: header('s1'), zidane_turn_0: turn('a'), zidane_turn_1: turn('b') })
+  it('ignores keys past the header counters (an invocation cut off before its header write)', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const session = await createSession({ id: 's1', store: restateSessionStore(ctx) })
+    await session.appendTurns([turn('a')])
+    ctx.state.set(sessionTurnStateKey(1), turn('orphan'))
     const reads = recordReads(ctx)
     const store = restateSessionStore(ctx)
-    expect((await store.load('s1'))?.turns.map(item => item.id)).toEqual(['a', 'b'])
-    await store.appendTurns('s1', [turn('c')])
-    await store.load('s1')
-    expect(reads).toEqual(['zidane_session', 'zidane_turn_0', 'zidane_turn_1', 'zidane_turn_2'])
+    expect((await store.load('s1'))?.turns.map(item => item.id)).toEqual(['a'])
+    expect(reads).toEqual(['zidane_session', 'zidane_turn_0'])
+    await store.appendTurns('s1', [turn('b')])
+    expect(turnIds(ctx)).toEqual(['a', 'b'])
+  })
+
+  it('keeps one key per run record and rewrites only the records that changed', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const session = await createSession({ id: 's1', store: restateSessionStore(ctx) })
+    await session.upsertRun(run('r1', { status: 'running' }))
+    await session.upsertRun(run('r1'))
+    const writes = recordWrites(ctx)
+    await session.upsertRun(run('r2', { status: 'running' }))
+    expect(writes).toEqual([['set', 'zidane_run_1'], ['set', 'zidane_session']])
+    expect(ctx.state.get('zidane_session')).not.toHaveProperty('runs')
+    const loaded = await loadSession(restateSessionStore(ctx), 's1')
+    expect(loaded?.runs.map(item => [item.id, item.status])).toEqual([['r1', 'completed'], ['r2', 'running']])
+  })
+
+  it('keeps the header bounded: its size does not grow with runs, prompts or texts', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const session = await createSession({ id: 's1', store: restateSessionStore(ctx) })
+    const headerBytes = (): number => JSON.stringify(ctx.state.get('zidane_session')).length
+    await session.upsertRun(run('r0', { prompt: 'x'.repeat(1000), text: 'y'.repeat(1000), totals: totals(10) }))
+    const after1 = headerBytes()
+    for (let index = 1; index < 200; index++) await session.upsertRun(run(`r${index}`, { prompt: 'x'.repeat(1000), text: 'y'.repeat(1000), totals: totals(10) }))
+    expect(headerBytes()).toBeLessThan(after1 + 40)
+    expect((ctx.state.get('zidane_session') as StoredSessionHeader).runCount).toBe(200)
+  })
+
+  it('keeps usage totals of the top-level runs in the header, counting a changed record once', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const session = await createSession({ id: 's1', store: restateSessionStore(ctx) })
+    await session.upsertRun(run('r1', { status: 'running' }))
+    await session.upsertRun(run('r1', { totals: totals(100, 3) }))
+    await session.upsertRun(run('r1', { totals: totals(100, 3), text: 'again' }))
+    await session.upsertRun(run('c1', { label: 'child-1', depth: 1, totals: totals(50) }))
+    await session.upsertRun(run('r2', { totals: totals(20, 2) }))
+    const stored = ctx.state.get('zidane_session') as StoredSessionHeader
+    expect(stored.totals).toMatchObject({ usage: { inputTokens: 120 }, modelRequests: 5, turns: 5 })
+    expect(stored).toMatchObject({ topLevelRunCount: 2, childRunCount: 1, runCount: 3 })
+  })
+
+  it('loads only the turns after the history checkpoint and the runs from the one that wrote it', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const session = await createSession({ id: 's1', store: restateSessionStore(ctx) })
+    for (let index = 0; index < 10; index++) {
+      await session.upsertRun(run(`r${index}`))
+      await session.appendTurns([turn(`u${index}`, index, `r${index}`), { ...turn(`a${index}`, index, `r${index}`), role: 'assistant' }])
+    }
+    session.dropHistoryBefore(16)
+    await session.setMetadata({ checkpointed: true })
+    const reads = recordReads(ctx)
+    const loaded = await loadSession(restateSessionStore(ctx), 's1')
+    expect(reads).toEqual(['zidane_session', 'zidane_turn_16', 'zidane_turn_17', 'zidane_turn_18', 'zidane_turn_19', 'zidane_run_8', 'zidane_run_9'])
+    expect(loaded?.turns.map(item => item.id)).toEqual(['u8', 'a8', 'u9', 'a9'])
+    expect(loaded?.runs.map(item => item.id)).toEqual(['r8', 'r9'])
+    expect(loaded).toMatchObject({ turnOffset: 16, turnCount: 20, topLevelRunCount: 10, historyFrom: 16 })
+    await loaded?.appendTurns([turn('u10', 10, 'r10')])
+    await loaded?.upsertRun(run('r10'))
+    expect(ctx.state.get(sessionTurnStateKey(20))).toMatchObject({ id: 'u10' })
+    expect(ctx.state.get(sessionRunStateKey(10))).toMatchObject({ id: 'r10' })
+    expect(ctx.state.get('zidane_session')).toMatchObject({ turnCount: 21, runCount: 11, topLevelRunCount: 11, runFrom: 8 })
   })
 
   it('save() replaces the turns and clears the surplus keys', async () => {
@@ -114,91 +184,12 @@ describe('restateSessionStore: per-turn layout', () => {
     await later.saveMeta('s1', { ...header('s1', 1), status: 'running' })
     expect(ctx.state.get('zidane_session')).toMatchObject({ createdAt: 500, updatedAt: 900, status: 'running' })
   })
-})
 
-describe('restateSessionStore: migration from the zidane_turns array', () => {
-  const arrayState = () => ({ zidane_session: header('s1'), zidane_turns: [turn('a', 2), turn('b', 3)] })
-
-  it('loads the array layout as is', async () => {
-    const ctx = createFakeObjectContext('s1', arrayState())
-    const data = await restateSessionStore(ctx).load('s1')
-    expect(data?.turns.map(item => item.id)).toEqual(['a', 'b'])
-    expect(data?.metadata).toEqual({ tag: 'old' })
-    expect([...ctx.state.keys()].sort()).toEqual(['zidane_session', 'zidane_turns'])
-  })
-
-  it('migrates on the first append: per-turn keys, turn 0 last, then the array key cleared', async () => {
-    const ctx = createFakeObjectContext('s1', arrayState())
-    const writes = recordWrites(ctx)
-    const store = restateSessionStore(ctx)
-    await store.appendTurns('s1', [turn('a'), turn('c')])
-    expect(writes).toEqual([['set', 'zidane_turn_1'], ['set', 'zidane_turn_2'], ['set', 'zidane_turn_0'], ['clear', 'zidane_turns']])
-    expect(turnIds(ctx)).toEqual(['a', 'b', 'c'])
-    expect(ctx.state.has('zidane_turns')).toBe(false)
-    writes.length = 0
-    await store.appendTurns('s1', [turn('d')])
-    expect(writes).toEqual([['set', 'zidane_turn_3']])
-    const data = await restateSessionStore(ctx).load('s1')
-    expect(data?.turns.map(item => item.id)).toEqual(['a', 'b', 'c', 'd'])
-    expect(data?.metadata).toEqual({ tag: 'old' })
-  })
-
-  it('migrates on a header-only write too', async () => {
-    const ctx = createFakeObjectContext('s1', arrayState())
-    await restateSessionStore(ctx).updateStatus('s1', 'running')
-    expect(turnIds(ctx)).toEqual(['a', 'b'])
-    expect(ctx.state.has('zidane_turns')).toBe(false)
-    expect(ctx.state.get('zidane_session')).toMatchObject({ status: 'running', createdAt: 10 })
-  })
-
-  it('serves the array layout read-only without migrating', async () => {
-    const ctx = createFakeObjectContext('s1', arrayState())
+  it('refuses writes when read-only', async () => {
+    const ctx = createFakeObjectContext('s1')
+    await createSession({ id: 's1', store: restateSessionStore(ctx) })
     const store = restateSessionStore(ctx, { readOnly: true })
-    expect((await store.load('s1'))?.turns.map(item => item.id)).toEqual(['a', 'b'])
-    expect(await store.list()).toHaveLength(1)
-    const error = await store.appendTurns('s1', [turn('c')]).catch((caught: unknown) => caught)
-    expect(isZidaneError(error) && error.code).toBe('session_read_only')
-    expect([...ctx.state.keys()].sort()).toEqual(['zidane_session', 'zidane_turns'])
-  })
-
-  it('ignores and clears the keys an interrupted migration left behind', async () => {
-    // An earlier migration of a longer history was cut off before writing zidane_turn_0: the array still rules.
-    const ctx = createFakeObjectContext('s1', { ...arrayState(), zidane_turn_1: turn('stale-1'), zidane_turn_2: turn('stale-2'), zidane_turn_3: turn('stale-3') })
-    expect((await restateSessionStore(ctx, { readOnly: true }).load('s1'))?.turns.map(item => item.id)).toEqual(['a', 'b'])
-    await restateSessionStore(ctx).appendTurns('s1', [turn('c')])
-    expect(turnIds(ctx)).toEqual(['a', 'b', 'c'])
-    expect(ctx.state.has('zidane_turn_3')).toBe(false)
-    expect(ctx.state.has('zidane_turns')).toBe(false)
-  })
-})
-
-describe('restateSessionStore: migration from legacy session-turns', () => {
-  it('serves a legacy object read-only with a synthesized header', async () => {
-    const ctx = createFakeObjectContext('legacy', { 'session-turns': [turn('old-1', 5), turn('old-2', 9)] })
-    const store = restateSessionStore(ctx, { readOnly: true })
-    const data = await store.load('legacy')
-    expect(data?.turns.map(item => item.id)).toEqual(['old-1', 'old-2'])
-    expect(data).toMatchObject({ id: 'legacy', createdAt: 5, updatedAt: 9 })
-    expect((await store.list())[0]).toMatchObject({ id: 'legacy', createdAt: 5 })
-    expect([...ctx.state.keys()]).toEqual(['session-turns'])
-  })
-
-  it('migrates to per-turn keys on the first write and stays idempotent', async () => {
-    const ctx = createFakeObjectContext('legacy', { 'session-turns': [turn('old-1', 5), turn('old-2', 9)] })
-    const store = restateSessionStore(ctx)
-    const session = await loadSession(store, 'legacy')
-    await session?.appendTurns([turn('old-2'), turn('new-1')])
-    expect(turnIds(ctx)).toEqual(['old-1', 'old-2', 'new-1'])
-    expect(ctx.state.has('session-turns')).toBe(false)
-    await session?.setMetadata({ migrated: true })
-    const data = await restateSessionStore(ctx).load('legacy')
-    expect(data?.turns.map(item => item.id)).toEqual(['old-1', 'old-2', 'new-1'])
-    expect(data?.metadata).toEqual({ migrated: true })
-  })
-
-  it('prefers zidane_turns over session-turns', async () => {
-    const ctx = createFakeObjectContext('s1', { zidane_session: header('s1'), zidane_turns: [turn('new')], 'session-turns': [turn('old')] })
-    expect((await restateSessionStore(ctx).load('s1'))?.turns.map(item => item.id)).toEqual(['new'])
+    await expect(store.appendTurns('s1', [turn('a')])).rejects.toMatchObject({ code: 'session_read_only' })
   })
 })
 
