@@ -1,0 +1,28 @@
+/**
+ * The wire shapes of the live stream between the services (the live hub) and the gateway. Deltas are not durable:
+ * they are never journaled, carry no `seq`, and the journaled `turn:end` of their turn is authoritative.
+ */
+
+/** A streamed piece of a model response, as the services publish it. */
+export interface LiveDelta {
+  /** The root session's Restate key (`<tenant>~<sessionId>`); children publish under their root session's key. */
+  sessionKey: string
+  runId: string
+  turn: number
+  /** Unique per execution of a model request: a new one means the earlier attempt's deltas are superseded. */
+  attempt: string
+  kind: 'text' | 'thinking'
+  /** Characters of this kind the attempt streamed before `text`. */
+  offset: number
+  text: string
+  /** The child's label (a path `a/b` for a grandchild); absent for the session's own run. */
+  label?: string
+}
+
+/** One line of the hub's NDJSON stream. */
+export type LiveMessage = { type: 'delta'; delta: LiveDelta }
+
+/** Path of a session's live stream on the hub: `/v1/live/<url-encoded session key>`. */
+export function liveStreamPath(sessionKey: string): string {
+  return `/v1/live/${encodeURIComponent(sessionKey)}`
+}

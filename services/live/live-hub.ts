@@ -1,0 +1,91 @@
+import type { LiveDelta } from './live-delta'
+
+/** Where the deltas of one model request come from: a session's own run, or one of its children (by label). */
+export interface LiveSource {
+  sessionKey: string
+  label?: string
+}
+
+/** Receives a session's deltas: first the buffered ones of the attempts in progress, then live ones. */
+export type LiveListener = (delta: LiveDelta) => void
+
+/** The deltas of the attempt in progress of one source. */
+interface AttemptBuffer {
+  runId: string
+  turn: number
+  attempt: string
+  deltas: LiveDelta[]
+  chars: number
+}
+
+/** Past this many characters an attempt's buffer keeps streaming but stops buffering (a late viewer waits for `turn:end`). */
+const MAX_BUFFERED_CHARS = 2_000_000
+
+/**
+ * The services' live hub: per session key, the deltas of the model step attempts in progress (the session's own and
+ * its children's), and the viewers following the session. In memory and per process: a killed process loses its
+ * buffers, and the new attempt in the next process supersedes them.
+ */
+export interface LiveHub {
+  /** Buffers `delta` as part of its source's current attempt (a new attempt id replaces the buffer) and sends it to the session's listeners. */
+  publish(delta: LiveDelta): void
+  /** Drops the buffer of `source` when it holds run `runId`'s turn `turn` (its model step ended), or any turn of the run when `turn` is left out (the run ended). */
+  endStep(source: LiveSource, runId: string, turn?: number): void
+  /** Calls `listener` with the buffered deltas of `sessionKey`, oldest first, then with each new one; returns the unsubscribe. */
+  subscribe(sessionKey: string, listener: LiveListener): () => void
+  /** How many sessions have a buffer or a listener (for tests and figures). */
+  size(): number
+}
+
+/** Creates an empty hub. */
+export function createLiveHub(): LiveHub {
+  const buffers = new Map<string, Map<string, AttemptBuffer>>()
+  const listeners = new Map<string, Set<LiveListener>>()
+  return {
+    publish(delta) {
+      bufferDelta(buffers, delta)
+      for (const listener of listeners.get(delta.sessionKey) ?? []) callSafely(listener, delta)
+    },
+    endStep(source, runId, turn) {
+      const sources = buffers.get(source.sessionKey)
+      const buffer = sources?.get(source.label ?? '')
+      if (!sources || buffer?.runId !== runId || (turn !== undefined && buffer.turn !== turn)) return
+      sources.delete(source.label ?? '')
+      if (sources.size === 0) buffers.delete(source.sessionKey)
+    },
+    subscribe(sessionKey, listener) {
+      for (const buffer of buffers.get(sessionKey)?.values() ?? []) for (const delta of buffer.deltas) callSafely(listener, delta)
+      const set = listeners.get(sessionKey) ?? new Set<LiveListener>()
+      set.add(listener)
+      listeners.set(sessionKey, set)
+      return () => {
+        set.delete(listener)
+        if (set.size === 0 && listeners.get(sessionKey) === set) listeners.delete(sessionKey)
+      }
+    },
+    size: () => new Set([...buffers.keys(), ...listeners.keys()]).size,
+  }
+}
+
+function bufferDelta(buffers: Map<string, Map<string, AttemptBuffer>>, delta: LiveDelta): void {
+  const sources = buffers.get(delta.sessionKey) ?? new Map<string, AttemptBuffer>()
+  buffers.set(delta.sessionKey, sources)
+  const key = delta.label ?? ''
+  let buffer = sources.get(key)
+  if (buffer?.attempt !== delta.attempt) {
+    buffer = { runId: delta.runId, turn: delta.turn, attempt: delta.attempt, deltas: [], chars: 0 }
+    sources.set(key, buffer)
+  }
+  if (buffer.chars + delta.text.length > MAX_BUFFERED_CHARS) return
+  buffer.deltas.push(delta)
+  buffer.chars += delta.text.length
+}
+
+/** A viewer that fails never reaches the agent: a throwing `model:delta` hook would fail the run. */
+function callSafely(listener: LiveListener, delta: LiveDelta): void {
+  try {
+    listener(delta)
+  } catch {
+    // The listener's own connection handling reports and closes it.
+  }
+}

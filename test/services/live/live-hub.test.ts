@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest'
+import { createAgent } from 'zidane'
+import { scriptedProvider } from 'zidane/testing'
+import type { LiveDelta } from '../../../services/live/live-delta'
+import { createLiveHub } from '../../../services/live/live-hub'
+import { childLiveSource, publishAgentDeltas } from '../../../services/live/agent-live'
+
+function delta(overrides: Partial<LiveDelta> = {}): LiveDelta {
+  return { sessionKey: 't~s', runId: 'r1', turn: 1, attempt: 'a1', kind: 'text', offset: 0, text: 'Hel', ...overrides }
+}
+
+describe('live hub', () => {
+  it('gives a viewer that joins mid-attempt the attempt from its start, then the live deltas', () => {
+    const hub = createLiveHub()
+    hub.publish(delta())
+    hub.publish(delta({ offset: 3, text: 'lo' }))
+    const seen: string[] = []
+    hub.subscribe('t~s', event => seen.push(event.text))
+    hub.publish(delta({ offset: 5, text: '!' }))
+    expect(seen).toEqual(['Hel', 'lo', '!'])
+  })
+
+  it('replaces the buffer when a new attempt of the same source starts', () => {
+    const hub = createLiveHub()
+    hub.publish(delta({ attempt: 'a1', text: 'old' }))
+    hub.publish(delta({ attempt: 'a2', text: 'new' }))
+    const seen: LiveDelta[] = []
+    hub.subscribe('t~s', event => seen.push(event))
+    expect(seen.map(event => [event.attempt, event.text])).toEqual([['a2', 'new']])
+  })
+
+  it('keeps the attempts of the session and of each child apart, and drops one when its step ends', () => {
+    const hub = createLiveHub()
+    hub.publish(delta({ text: 'parent' }))
+    hub.publish(delta({ runId: 'c1', attempt: 'b1', label: 'child-1', text: 'child' }))
+    hub.endStep({ sessionKey: 't~s' }, 'r1', 1)
+    const seen: string[] = []
+    hub.subscribe('t~s', event => seen.push(event.text))
+    expect(seen).toEqual(['child'])
+    hub.endStep({ sessionKey: 't~s', label: 'child-1' }, 'c1')
+    expect(hub.size()).toBe(1) // only the listener is left
+  })
+
+  it('ignores the end of a step that is not the one buffered', () => {
+    const hub = createLiveHub()
+    hub.publish(delta({ turn: 2 }))
+    hub.endStep({ sessionKey: 't~s' }, 'r1', 1)
+    const seen: string[] = []
+    hub.subscribe('t~s', event => seen.push(event.text))
+    expect(seen).toEqual(['Hel'])
+  })
+
+  it('sends nothing to viewers of other sessions and nothing after unsubscribe', () => {
+    const hub = createLiveHub()
+    const seen: string[] = []
+    const unsubscribe = hub.subscribe('t~s', event => seen.push(event.text))
+    hub.publish(delta({ sessionKey: 't~other', text: 'elsewhere' }))
+    unsubscribe()
+    hub.publish(delta({ text: 'late' }))
+    expect(seen).toEqual([])
+    expect(hub.size()).toBe(2) // two buffers, no listener
+  })
+
+  it('keeps publishing to other viewers when one viewer throws', () => {
+    const hub = createLiveHub()
+    const seen: string[] = []
+    hub.subscribe('t~s', () => { throw new Error('gone') })
+    hub.subscribe('t~s', event => seen.push(event.text))
+    hub.publish(delta())
+    expect(seen).toEqual(['Hel'])
+  })
+})
+
+describe('publishAgentDeltas', () => {
+  it('publishes the text and thinking of a running agent and clears the buffer when the step ends', async () => {
+    const hub = createLiveHub()
+    const seen: LiveDelta[] = []
+    hub.subscribe('t~s', event => seen.push(event))
+    const agent = createAgent({ provider: scriptedProvider([{ text: 'hello there' }]) })
+    publishAgentDeltas(agent, { sessionKey: 't~s' }, hub)
+    const stats = await agent.run({ prompt: 'hi' })
+    expect(seen.map(event => event.text).join('')).toBe(stats.text)
+    expect(seen[0]).toMatchObject({ sessionKey: 't~s', runId: stats.runId, turn: 1, kind: 'text', offset: 0 })
+    expect(seen[0]?.label).toBeUndefined()
+    const late: LiveDelta[] = []
+    hub.subscribe('t~s', event => late.push(event))
+    expect(late).toEqual([])
+  })
+
+  it('names a child by its label path under its root session', () => {
+    expect(childLiveSource('t~s', 'research')).toEqual({ sessionKey: 't~s', label: 'research' })
+    expect(childLiveSource('t~s:research', 'deeper')).toEqual({ sessionKey: 't~s', label: 'research/deeper' })
+    expect(childLiveSource(undefined, 'x')).toBeUndefined()
+  })
+})
