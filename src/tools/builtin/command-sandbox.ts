@@ -1,12 +1,21 @@
 import { spawnSync } from 'node:child_process'
 import { lstatSync, readlinkSync } from 'node:fs'
+import { createPidsCgroup, findPidsCgroupRoot } from './pids-cgroup'
+
+/** What to spawn for one confined command, and what to call once it has ended. */
+export interface WrappedCommand {
+  file: string
+  args: string[]
+  /** Frees what the sandbox set up for this command (its cgroup); called once, after the command's process exited. */
+  release?: () => void
+}
 
 /** Wraps a command line so it runs confined: `file` and `args` are what to spawn instead of `bash -c command`. */
 export interface CommandSandbox {
   /** Human-readable name of the mechanism, for logs (`bubblewrap`). */
   readonly name: string
   /** The program and arguments that run `bash -c command` confined to `workspace` (read-write, also the working folder). */
-  wrap(command: string, workspace: string): { file: string; args: string[] }
+  wrap(command: string, workspace: string): WrappedCommand
 }
 
 /** Resource limits applied inside the sandbox with `ulimit` (hard and soft), so a command cannot raise them. */
@@ -15,7 +24,10 @@ export interface SandboxLimits {
   memoryMb?: number
   /** CPU time of each process, in seconds. Default 600. */
   cpuSeconds?: number
-  /** Processes of the sandbox's user (not enforced when the services run as root). Default 1024. */
+  /**
+   * Processes of one command, all together: enforced by a cgroup's `pids.max` when the cgroup file system is writable
+   * (root on the host), for root too; otherwise only by `ulimit -u`, which Linux does not enforce for root. Default 1024.
+   */
   maxProcesses?: number
 }
 
@@ -23,6 +35,8 @@ export interface SandboxLimits {
 export interface BubblewrapOptions extends SandboxLimits {
   /** Path of the `bwrap` binary. Default `bwrap` (found on PATH). */
   bwrapPath?: string
+  /** Folder of a cgroup hierarchy with the `pids` controller for the per-command cgroups; `false`: none. Default: found in /proc/self/mounts. */
+  pidsCgroupRoot?: string | false
 }
 
 const SYSTEM_FOLDERS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/opt']
@@ -37,14 +51,22 @@ const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '
  */
 export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandbox {
   const file = options.bwrapPath ?? 'bwrap'
-  const limits = `ulimit -v ${(options.memoryMb ?? 2048) * 1024} -t ${options.cpuSeconds ?? 600} -u ${options.maxProcesses ?? 1024} && exec bash -c "$0"`
+  const maxProcesses = options.maxProcesses ?? 1024
+  const limits = `ulimit -v ${(options.memoryMb ?? 2048) * 1024} -t ${options.cpuSeconds ?? 600} -u ${maxProcesses} && exec bash -c "$0"`
+  const cgroupRoot = options.pidsCgroupRoot === undefined ? findPidsCgroupRoot() : options.pidsCgroupRoot
   return {
     name: 'bubblewrap',
-    wrap: (command, workspace) => ({
-      file,
-      args: [...baseArguments(), '--bind', workspace, workspace, '--chdir', workspace, 'bash', '-c', limits, command],
-    }),
+    wrap: (command, workspace) => {
+      const args = [...baseArguments(), '--bind', workspace, workspace, '--chdir', workspace, 'bash', '-c', limits, command]
+      const cgroup = cgroupRoot === false || cgroupRoot === undefined ? undefined : createPidsCgroup(cgroupRoot, maxProcesses)
+      return cgroup === undefined ? { file, args } : { ...insideCgroup(cgroup.path, file, args), release: () => cgroup.release() }
+    },
   }
+}
+
+/** Runs `file args` as a member of the cgroup at `path`: `sh` joins it, then becomes `file`, so every descendant is in it. */
+function insideCgroup(path: string, file: string, args: string[]): WrappedCommand {
+  return { file: 'sh', args: ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', path, file, ...args] }
 }
 
 function baseArguments(): string[] {
@@ -68,7 +90,8 @@ function systemFolder(folder: string): string[] {
  * refuses the namespaces (some containers forbid user namespaces).
  */
 export function isSandboxUsable(sandbox: CommandSandbox, workspace: string): boolean {
-  const { file, args } = sandbox.wrap('true', workspace)
+  const { file, args, release } = sandbox.wrap('true', workspace)
   const result = spawnSync(file, args, { stdio: 'ignore', timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } })
+  release?.()
   return result.error === undefined && result.status === 0
 }

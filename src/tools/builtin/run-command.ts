@@ -68,7 +68,7 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
   return new Promise(resolve => {
     const id = randomUUID()
     registry?.add(id)
-    const { file, args } = options.sandbox ? options.sandbox.wrap(options.command, options.cwd) : { file: 'bash', args: ['-c', options.command] }
+    const { file, args, release } = options.sandbox ? options.sandbox.wrap(options.command, options.cwd) : { file: 'bash', args: ['-c', options.command], release: undefined }
     const env = { ...(options.env ?? process.env), [COMMAND_ID_VARIABLE]: id }
     const child = spawn(file, args, { cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env })
     const group = child.pid
@@ -93,6 +93,7 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
     const finish = (exitCode: number | null, exitSignal: string | null, error?: string): void => {
       if (settled) return
       settled = true
+      release?.()
       if (group === undefined) command.exited = true
       forgetFinishedCommands()
       clearTimeout(timer)

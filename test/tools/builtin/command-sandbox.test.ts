@@ -4,6 +4,7 @@ import type { Server } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { bubblewrapSandbox, isSandboxUsable } from '../../../src/tools/builtin/command-sandbox'
+import { findPidsCgroupRoot } from '../../../src/tools/builtin/pids-cgroup'
 import { shellTool } from '../../../src/tools/builtin/shell-tool'
 import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import type { ToolDef } from '../../../src/tools/tool'
@@ -81,6 +82,42 @@ describe('shell in the bubblewrap sandbox', () => {
     const marker = `${Date.now()}${Math.floor(Math.random() * 1000)}`
     const result = await runTool(shell, { command: `sleep 1${marker} & sleep 2${marker}`, timeoutMs: 500 })
     expect(textOf(result.content)).toContain('timed out')
+    await vi.waitFor(async () => { expect(await processesWith(marker)).toEqual([]) }, { timeout: 10_000, interval: 50 })
+  })
+
+  /** Runs `command` in `tool` while counting, every 20 ms, the host processes whose command line holds `marker`: the peak. */
+  async function runCountingProcesses(tool: ToolDef, command: string, marker: string, timeoutMs: number): Promise<{ text: string; peak: number; elapsedMs: number }> {
+    let peak = 0
+    let sampling: Promise<void> | undefined
+    const sample = async (): Promise<void> => { peak = Math.max(peak, (await processesWith(marker)).length) }
+    const sampler = setInterval(() => { sampling ??= sample().finally(() => { sampling = undefined }) }, 20)
+    const startedAt = Date.now()
+    const result = await runTool(tool, { command, timeoutMs }).finally(() => clearInterval(sampler))
+    const elapsedMs = Date.now() - startedAt
+    await sampling
+    console.info(`${marker}: peak ${peak} processes, call returned after ${elapsedMs} ms`)
+    return { text: textOf(result.content), peak, elapsedMs }
+  }
+
+  it('limits the processes of one command, for root too: forks past the limit fail', async () => {
+    expect(findPidsCgroupRoot()).toBeDefined()
+    const limited = shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox({ maxProcesses: 40 }), timeoutMs: 20_000, killGraceMs: 500 })
+    const marker = `7${Date.now() % 100_000}`
+    const { text, peak } = await runCountingProcesses(limited, `for i in $(seq 1 100); do sleep ${marker} & done; wait`, marker, 3000)
+    expect(text).toContain('fork: retry: Resource temporarily unavailable')
+    expect(peak).toBeGreaterThan(20)
+    expect(peak).toBeLessThanOrEqual(40)
+    await vi.waitFor(async () => { expect(await processesWith(marker)).toEqual([]) }, { timeout: 10_000, interval: 50 })
+  })
+
+  it('contains a fork bomb: it stays under the limit, the call returns at its timeout and leaves no process behind', async () => {
+    const limited = shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox({ maxProcesses: 64 }), timeoutMs: 20_000, killGraceMs: 500 })
+    const marker = `bomb${Date.now()}`
+    const { text, peak, elapsedMs } = await runCountingProcesses(limited, `: ${marker}; bomb() { bomb | bomb & }; bomb; sleep 30`, marker, 3000)
+    expect(text).toContain('timed out after 3000 ms')
+    expect(text).toContain('fork: retry: Resource temporarily unavailable')
+    expect(peak).toBeLessThanOrEqual(64)
+    expect(elapsedMs).toBeLessThan(10_000)
     await vi.waitFor(async () => { expect(await processesWith(marker)).toEqual([]) }, { timeout: 10_000, interval: 50 })
   })
 })
