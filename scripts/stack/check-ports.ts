@@ -18,7 +18,7 @@ export async function isPortFree(port: number, host: string): Promise<boolean> {
   })
 }
 
-/** Throws {@link PortInUseError} for the first taken port of the stack (the Restate server's, services', gateway's). */
+/** Throws {@link PortInUseError} for the first taken port of the stack (the Restate server's, services', live hub's, gateway's). */
 export async function checkStackPorts(config: StackConfig): Promise<void> {
   const ports: [number, string, string][] = [
     [config.gatewayPort, 'GATEWAY_PORT', config.host],
@@ -26,6 +26,7 @@ export async function checkStackPorts(config: StackConfig): Promise<void> {
     [config.adminPort, 'RESTATE_ADMIN_PORT', '127.0.0.1'],
     [config.fabricPort, 'RESTATE_FABRIC_PORT', '127.0.0.1'],
     [config.servicesPort, 'SERVICES_PORT', '127.0.0.1'],
+    [config.livePort, 'ZIDANE_LIVE_PORT', '127.0.0.1'],
   ]
   for (const [port, variable, host] of ports) if (!(await isPortFree(port, host))) throw new PortInUseError(port, variable)
 }

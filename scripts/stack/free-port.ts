@@ -16,7 +16,7 @@ export async function freePort(): Promise<number> {
 
 /** Free ports for a whole stack, as the environment variables `loadStackConfig` reads. */
 export async function freeStackPortsEnv(): Promise<Record<string, string>> {
-  const names = ['RESTATE_INGRESS_PORT', 'RESTATE_ADMIN_PORT', 'RESTATE_FABRIC_PORT', 'SERVICES_PORT', 'GATEWAY_PORT'] as const
+  const names = ['RESTATE_INGRESS_PORT', 'RESTATE_ADMIN_PORT', 'RESTATE_FABRIC_PORT', 'SERVICES_PORT', 'ZIDANE_LIVE_PORT', 'GATEWAY_PORT'] as const
   const env: Record<string, string> = {}
   for (const name of names) env[name] = String(await freePort())
   return env

@@ -11,12 +11,16 @@ export interface StackConfig {
   adminPort: number
   fabricPort: number
   servicesPort: number
+  /** Internal port of the services' live hub (`ZIDANE_LIVE_PORT`, default the services port + 100); loopback only. */
+  livePort: number
   gatewayPort: number
   host: string
   gatewayApiKeys: string
   generatedKey: boolean
   /** HMAC secret of answer links, kept in the data folder so links survive restarts (open mode included). */
   answerSecret: string
+  /** Shared token between the services' live hub and the gateway (`ZIDANE_LIVE_TOKEN`, else kept in the data folder). */
+  liveToken: string
 }
 
 function port(value: string | undefined, fallback: number): number {
@@ -39,14 +43,18 @@ export async function loadStackConfig(env: NodeJS.ProcessEnv = process.env): Pro
     generatedKey = true
   }
   const answerSecret = env.GATEWAY_ANSWER_SECRET ?? (await keptSecret(join(dataDir, 'answer-secret')))
+  const liveToken = env.ZIDANE_LIVE_TOKEN || (await keptSecret(join(dataDir, 'live-token')))
+  const servicesPort = port(env.SERVICES_PORT, 9080)
   return {
     answerSecret,
+    liveToken,
     rootDir,
     dataDir,
     ingressPort: port(env.RESTATE_INGRESS_PORT, 8080),
     adminPort: port(env.RESTATE_ADMIN_PORT, 9070),
     fabricPort: port(env.RESTATE_FABRIC_PORT, 5122),
-    servicesPort: port(env.SERVICES_PORT, 9080),
+    servicesPort,
+    livePort: port(env.ZIDANE_LIVE_PORT, servicesPort + 100),
     gatewayPort: port(env.GATEWAY_PORT, 3000),
     host: env.GATEWAY_HOST ?? '127.0.0.1',
     gatewayApiKeys,

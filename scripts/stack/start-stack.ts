@@ -48,7 +48,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     critical: true,
     ...logged,
     env: {
-      ...withoutVariables({ ...process.env, ...extraEnv }, ['GATEWAY_', 'ANTHROPIC_']),
+      ...withoutVariables({ ...process.env, ...extraEnv }, ['GATEWAY_', 'ANTHROPIC_', 'ZIDANE_LIVE_']),
       // octocrab: the server's check for a newer release logs an ERROR line when offline; the check is harmless.
       RESTATE_LOG_FILTER: process.env.RESTATE_LOG_FILTER ?? 'warn,octocrab=off',
       RESTATE_BASE_DIR: config.dataDir,
@@ -67,7 +67,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     ...logged,
     // A stopped services process first lets its running steps finish (its shutdown grace).
     stopTimeoutMs: shutdownGraceMs({ ...process.env, ...extraEnv }) + 5_000,
-    env: { ...servicesEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
+    env: { ...servicesEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), ZIDANE_LIVE_PORT: String(config.livePort), ZIDANE_LIVE_TOKEN: config.liveToken, RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
   }, onFatal))
   // Registering before the services listen would make Restate log discovery warnings.
   await waitUntil(() => acceptsConnections(config.servicesPort), 120_000, 'the services to listen')
@@ -84,6 +84,8 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
       RESTATE_INGRESS_URL: ingressUrl,
       RESTATE_ADMIN_URL: adminUrl,
       GATEWAY_ANSWER_SECRET: config.answerSecret,
+      ZIDANE_LIVE_URLS: `http://127.0.0.1:${config.livePort}`,
+      ZIDANE_LIVE_TOKEN: config.liveToken,
       ...(config.gatewayApiKeys ? { GATEWAY_API_KEYS: config.gatewayApiKeys } : {}),
     },
   }, onFatal))

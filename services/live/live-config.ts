@@ -1,6 +1,6 @@
 /** Where the services' live hub listens and the token it requires. */
 export interface LiveConfig {
-  /** `ZIDANE_LIVE_PORT`; default the services port + 1. */
+  /** `ZIDANE_LIVE_PORT`; default the services port + 100 (9180). */
   port: number
   /** `ZIDANE_LIVE_HOST`; default the loopback interface: the hub is internal (the gateway reaches it over `ZIDANE_LIVE_URLS`). */
   host: string
@@ -11,7 +11,7 @@ export interface LiveConfig {
 /** Reads the live hub's settings from the environment. */
 export function loadLiveConfig(env: NodeJS.ProcessEnv = process.env): LiveConfig {
   const servicesPort = Number(env.SERVICES_PORT ?? 9080)
-  const port = Number(env.ZIDANE_LIVE_PORT ?? servicesPort + 1)
+  const port = Number(env.ZIDANE_LIVE_PORT ?? servicesPort + 100)
   const token = env.ZIDANE_LIVE_TOKEN
-  return { port: Number.isInteger(port) && port > 0 && port < 65536 ? port : 9081, host: env.ZIDANE_LIVE_HOST ?? '127.0.0.1', token: token === '' ? undefined : token }
+  return { port: Number.isInteger(port) && port > 0 && port < 65536 ? port : 9180, host: env.ZIDANE_LIVE_HOST ?? '127.0.0.1', token: token === '' ? undefined : token }
 }
