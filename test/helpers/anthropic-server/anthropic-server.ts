@@ -115,10 +115,24 @@ async function answerMessage(context: Context, response: ServerResponse, request
   }
   const events = messageEvents(message, id, model, usage)
   const ending = events.splice(-2) // message_delta and message_stop
-  writeEvents(response, requestId, events, message.headers)
+  const intervalMs = message.deltaIntervalMs ?? context.options.deltaIntervalMs ?? 0
+  if (intervalMs > 0) await writePaced(context, response, requestId, events, intervalMs, message.headers)
+  else writeEvents(response, requestId, events, message.headers)
+  if (response.destroyed) return
   if (message.pingForMs !== undefined) await sendPings(response, message.pingForMs)
   for (const event of ending) response.write(formatEvent(event))
   response.end()
+}
+
+/** Writes `events`, waiting `intervalMs` before each content delta; stops when the client went away. */
+async function writePaced(context: Context, response: ServerResponse, requestId: string, events: readonly SseEvent[], intervalMs: number, headers: Record<string, string> = {}): Promise<void> {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId, ...headers })
+  for (const event of events) {
+    if (event.event === 'content_block_delta') await new Promise(resolve => setTimeout(resolve, intervalMs))
+    if (response.destroyed) return
+    response.write(formatEvent(event))
+    context.options.onEventSent?.(event)
+  }
 }
 
 /** Writes a `ping` event every 50 ms for `durationMs`. */

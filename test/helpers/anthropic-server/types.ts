@@ -36,6 +36,8 @@ export interface ScriptedMessage {
   pings?: boolean
   /** Before `message_delta`, keep the stream open this long sending nothing but a `ping` every 50 ms. */
   pingForMs?: number
+  /** Wait this long before each `content_block_delta` (a model streaming tokens at a fixed rate); default the server's `deltaIntervalMs`. */
+  deltaIntervalMs?: number
   /** Leave out `content_block_stop` of the last block (a block still open when the stream ends). */
   omitLastBlockStop?: boolean
   headers?: Record<string, string>
@@ -106,6 +108,10 @@ export interface FakeServerOptions {
   minCacheableTokens?: number
   /** Reject `temperature`, `top_p` and `top_k` with a 400, as API version 2026-10-21 does. Default true. */
   rejectSamplingParams?: boolean
+  /** Wait this long before each `content_block_delta` of a streamed message (default 0: all at once). */
+  deltaIntervalMs?: number
+  /** Called right after each SSE event of a streamed message is written (e.g. to time tokens from the server's side). */
+  onEventSent?: (event: { event: string; data: { [key: string]: Json } }) => void
 }
 
 /** A running fake Messages API. */
