@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
-import type { AttemptDelta, ModelResponse, Provider } from 'zidane'
+import type { AttemptDelta } from 'zidane'
+import type { ModelResponse, Provider } from 'zidane/providers'
 import { ProviderError } from '../../src/errors/zidane-error'
 import { emptyUsage } from '../../src/providers/content'
 
