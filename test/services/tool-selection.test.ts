@@ -1,5 +1,10 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { createBuiltinTools } from '../../src/tools/builtin/create-builtin-tools'
 import type { ToolDef } from '../../src/tools/tool'
+import { createToolContext } from '../tools/builtin/tool-context'
 import { shellPolicy } from '../../services/shell-policy'
 import { selectTools } from '../../services/tool-selection'
 
@@ -24,5 +29,21 @@ describe('operator control of the tools', () => {
     expect(shellPolicy({ ...missing, ZIDANE_SANDBOX: 'required' }).status.reason).toContain('/nonexistent/bwrap')
     expect(shellPolicy(missing).status.mode).toBe('unsandboxed')
     expect(shellPolicy({ ZIDANE_SANDBOX: 'required' }).status.mode).toBe('sandboxed')
+  })
+})
+
+describe('ZIDANE_SANDBOX_ALLOW_DOMAINS', () => {
+  it('lets shell commands reach the listed domains only, through the proxy', async () => {
+    const policy = shellPolicy({ ZIDANE_SANDBOX: 'required', ZIDANE_SANDBOX_ALLOW_DOMAINS: 'example.com, api.github.com' })
+    expect(policy.status).toEqual({ mode: 'sandboxed', reason: 'commands run in a bubblewrap sandbox (network only to example.com, api.github.com)' })
+    const shell = createBuiltinTools({ root: mkdtempSync(join(tmpdir(), 'zidane-egress-')), shell: policy.options }).find(tool => tool.spec.name === 'shell') as ToolDef
+    const output = await shell.execute({ command: 'curl -sS -m 10 http://api.github.com/; curl -sS -m 10 http://other.example.org/' }, createToolContext())
+    // No internet here: the listed name passes the allow-list and fails only to resolve; the other is refused outright.
+    expect(JSON.stringify(output)).toContain('api.github.com does not resolve')
+    expect(JSON.stringify(output)).toContain('other.example.org is not in the sandbox\'s allowed domains')
+  })
+
+  it('is off by default: the sandbox has no network', () => {
+    expect(shellPolicy({ ZIDANE_SANDBOX: 'required' }).status.reason).toBe('commands run in a bubblewrap sandbox (no network)')
   })
 })

@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process'
 import { lstatSync, readlinkSync } from 'node:fs'
+import type { EgressProxyOptions } from './egress-proxy'
 import { createPidsCgroup, findPidsCgroupRoot } from './pids-cgroup'
+import { sandboxEgress } from './sandbox-egress'
 
 /** What to spawn for one confined command, and what to call once it has ended. */
 export interface WrappedCommand {
@@ -37,6 +39,13 @@ export interface BubblewrapOptions extends SandboxLimits {
   bwrapPath?: string
   /** Folder of a cgroup hierarchy with the `pids` controller for the per-command cgroups; `false`: none. Default: found in /proc/self/mounts. */
   pidsCgroupRoot?: string | false
+  /**
+   * Hosts commands may reach over HTTP(S) through our filtering proxy (`example.com`, `*.example.com`); needs `socat`.
+   * Default: none, and no network at all.
+   */
+  allowDomains?: readonly string[]
+  /** How the proxy resolves allowed hosts. Default: the system resolver. */
+  resolveHost?: EgressProxyOptions['resolveHost']
 }
 
 const SYSTEM_FOLDERS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/opt']
@@ -52,16 +61,23 @@ const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '
 export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandbox {
   const file = options.bwrapPath ?? 'bwrap'
   const maxProcesses = options.maxProcesses ?? 1024
-  const limits = `ulimit -v ${(options.memoryMb ?? 2048) * 1024} -t ${options.cpuSeconds ?? 600} -u ${maxProcesses} && exec bash -c "$0"`
+  const egress = (options.allowDomains ?? []).length > 0 ? sandboxEgress(egressOptions(options)) : undefined
+  const limits = `ulimit -v ${(options.memoryMb ?? 2048) * 1024} -t ${options.cpuSeconds ?? 600} -u ${maxProcesses} || exit 126`
+  const setup = [limits, egress?.bridgeScript, 'exec bash -c "$0"'].filter(line => line !== undefined).join('\n')
   const cgroupRoot = options.pidsCgroupRoot === undefined ? findPidsCgroupRoot() : options.pidsCgroupRoot
   return {
     name: 'bubblewrap',
     wrap: (command, workspace) => {
-      const args = [...baseArguments(), '--bind', workspace, workspace, '--chdir', workspace, 'bash', '-c', limits, command]
+      const args = [...baseArguments(), ...(egress?.bwrapArguments() ?? []), '--bind', workspace, workspace, '--chdir', workspace, 'bash', '-c', setup, command]
       const cgroup = cgroupRoot === false || cgroupRoot === undefined ? undefined : createPidsCgroup(cgroupRoot, maxProcesses)
       return cgroup === undefined ? { file, args } : { ...insideCgroup(cgroup.path, file, args), release: () => cgroup.release() }
     },
   }
+}
+
+function egressOptions(options: BubblewrapOptions): Omit<EgressProxyOptions, 'socketPath'> {
+  const allowDomains = options.allowDomains ?? []
+  return options.resolveHost === undefined ? { allowDomains } : { allowDomains, resolveHost: options.resolveHost }
 }
 
 /** Runs `file args` as a member of the cgroup at `path`: `sh` joins it, then becomes `file`, so every descendant is in it. */

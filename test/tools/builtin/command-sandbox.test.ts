@@ -8,6 +8,8 @@ import { findPidsCgroupRoot } from '../../../src/tools/builtin/pids-cgroup'
 import { shellTool } from '../../../src/tools/builtin/shell-tool'
 import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import type { ToolDef } from '../../../src/tools/tool'
+import { startFakeUpstream } from './fake-upstream'
+import type { FakeUpstream } from './fake-upstream'
 import { runTool, textOf, useSandbox } from './tool-context'
 
 /** Pids of host processes whose command line contains `marker`. */
@@ -119,5 +121,40 @@ describe('shell in the bubblewrap sandbox', () => {
     expect(peak).toBeLessThanOrEqual(64)
     expect(elapsedMs).toBeLessThan(10_000)
     await vi.waitFor(async () => { expect(await processesWith(marker)).toEqual([]) }, { timeout: 10_000, interval: 50 })
+  })
+})
+
+describe('outbound network of sandboxed commands', () => {
+  const folders = useSandbox()
+  let upstream: FakeUpstream
+  const resolveHost = async (host: string): Promise<string[]> => (host === 'api.allowed.test' || host === 'other.test' ? [upstream.address] : [])
+
+  beforeAll(async () => { upstream = await startFakeUpstream() })
+  afterAll(async () => { await upstream.close() })
+  beforeEach(() => { upstream.requests.length = 0 })
+
+  it('is off without allowed domains: curl and node reach no host, by name or address', async () => {
+    const shell = shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox(), timeoutMs: 20_000 })
+    const direct = `http://${upstream.address}:${upstream.port}/direct`
+    const result = await runTool(shell, { command: `curl -sS -m 5 ${direct}; echo "curl exit $?"; curl -sS -m 5 http://api.allowed.test:${upstream.port}/; echo "curl exit $?"; node -e 'require("http").get("${direct}", () => console.log("node reached")).on("error", error => console.log("node failed", error.code))'; env | grep -ci proxy` })
+    const text = textOf(result.content)
+    expect(text).toMatch(/curl exit [1-9]/)
+    expect(text).not.toContain('curl exit 0')
+    expect(text).toMatch(/node failed E[A-Z]+/)
+    expect(upstream.requests).toEqual([])
+  })
+
+  it('with allowed domains, reaches a listed name through the proxy; other names, addresses and direct connections fail', async () => {
+    const sandbox = bubblewrapSandbox({ allowDomains: ['api.allowed.test'], resolveHost })
+    const shell = shellTool(createWorkspace(folders.root), { sandbox, timeoutMs: 20_000 })
+    const port = upstream.port
+    const allowed = await runTool(shell, { command: `curl -sS -p http://api.allowed.test:${port}/tunnel && curl -sS http://api.allowed.test:${port}/plain` })
+    expect(textOf(allowed.content)).toContain('upstream /tunnel\nupstream /plain')
+    const refused = await runTool(shell, { command: `curl -sS -p http://other.test:${port}/a; curl -sS -f http://other.test:${port}/b; curl -sS -p http://${upstream.address}:${port}/c; curl -sS --noproxy '*' -m 5 http://${upstream.address}:${port}/d; true` })
+    const text = textOf(refused.content)
+    expect(text).toContain('CONNECT tunnel failed, response 403')
+    expect(text).toContain('The requested URL returned error: 403')
+    expect(text).toMatch(/Failed to connect to|Couldn't connect/)
+    expect(upstream.requests).toEqual(['GET /tunnel', 'GET /plain'])
   })
 })

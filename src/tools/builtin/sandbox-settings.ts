@@ -1,0 +1,57 @@
+import { tmpdir } from 'node:os'
+import { bubblewrapSandbox, isSandboxUsable } from './command-sandbox'
+import type { BubblewrapOptions, CommandSandbox } from './command-sandbox'
+
+/** How `shell` commands run: `auto` (in the sandbox when it works here), `required` (in it or not at all), `off`. */
+export type SandboxMode = 'auto' | 'required' | 'off'
+
+/** The outcome of `sandboxFromSettings`: how commands run, why, and the sandbox when there is one. */
+export interface SandboxChoice {
+  mode: 'sandboxed' | 'unsandboxed' | 'disabled'
+  reason: string
+  sandbox?: CommandSandbox
+}
+
+/** Comma-separated list → its trimmed, non-empty items. */
+export function listSetting(value: string | undefined): string[] {
+  return (value ?? '').split(',').map(item => item.trim()).filter(Boolean)
+}
+
+function positive(value: string | undefined): number | undefined {
+  const parsed = Number(value)
+  return value !== undefined && value !== '' && Number.isFinite(parsed) && parsed > 0 ? parsed : undefined
+}
+
+/** Whether `value` is a `SandboxMode`. */
+export function isSandboxMode(value: string | undefined): value is SandboxMode {
+  return value === 'auto' || value === 'required' || value === 'off'
+}
+
+/** `bubblewrapSandbox` options from `ZIDANE_SANDBOX_BWRAP`, the limits and `ZIDANE_SANDBOX_ALLOW_DOMAINS`. */
+export function bubblewrapOptionsFrom(env: NodeJS.ProcessEnv): BubblewrapOptions {
+  const options = {
+    bwrapPath: env.ZIDANE_SANDBOX_BWRAP,
+    memoryMb: positive(env.ZIDANE_SANDBOX_MEMORY_MB),
+    cpuSeconds: positive(env.ZIDANE_SANDBOX_CPU_SECONDS),
+    maxProcesses: positive(env.ZIDANE_SANDBOX_MAX_PROCESSES),
+    allowDomains: listSetting(env.ZIDANE_SANDBOX_ALLOW_DOMAINS),
+  }
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
+}
+
+/**
+ * Decides how `shell` commands run from the settings the services and the CLI share: `ZIDANE_SANDBOX` (or `mode`,
+ * which wins), `ZIDANE_SANDBOX_BWRAP`, `ZIDANE_SANDBOX_MEMORY_MB` / `_CPU_SECONDS` / `_MAX_PROCESSES` and
+ * `ZIDANE_SANDBOX_ALLOW_DOMAINS`. Probes the sandbox by running `true` in it once (in `probeFolder`).
+ */
+export function sandboxFromSettings(env: NodeJS.ProcessEnv, mode: SandboxMode = isSandboxMode(env.ZIDANE_SANDBOX) ? env.ZIDANE_SANDBOX : 'auto', probeFolder = tmpdir()): SandboxChoice {
+  if (mode === 'off') return { mode: 'unsandboxed', reason: 'the sandbox is turned off (ZIDANE_SANDBOX=off)' }
+  const options = bubblewrapOptionsFrom(env)
+  const sandbox = bubblewrapSandbox(options)
+  const network = (options.allowDomains ?? []).length > 0 ? `network only to ${(options.allowDomains ?? []).join(', ')}` : 'no network'
+  if (isSandboxUsable(sandbox, probeFolder)) return { mode: 'sandboxed', reason: `commands run in a bubblewrap sandbox (${network})`, sandbox }
+  const needs = (options.allowDomains ?? []).length > 0 ? ' with socat for the allowed domains' : ''
+  const missing = `the sandbox (${options.bwrapPath ?? 'bwrap'}${needs}) is not usable here`
+  if (mode === 'required') return { mode: 'disabled', reason: `${missing} and the sandbox is required` }
+  return { mode: 'unsandboxed', reason: `${missing}: commands run as this process's user` }
+}
