@@ -1,8 +1,9 @@
 import type { ToolStateStore } from '../session/types'
 import type { JsonObject } from '../durable/json'
 import type { DurableRuntime } from '../durable/runtime'
-import type { ModelDelta, ModelResponse, Provider, ThinkingConfig } from '../providers/provider'
+import type { ModelResponse, Provider, ThinkingConfig } from '../providers/provider'
 import type { Usage } from '../providers/content'
+import type { AttemptDelta } from './model-attempt'
 import type { Session } from '../session/session'
 import type { RunStatus, SessionTurn } from '../session/types'
 import type { ToolDef, ToolResult } from '../tools/tool'
@@ -149,7 +150,12 @@ export interface AgentHooks {
   'run:start': (event: { runId: string; sessionId: string; prompt: string; resumed: boolean }) => void | Promise<void>
   'turn:start': (event: { runId: string; turn: number }) => void | Promise<void>
   'model:request': (event: { runId: string; turn: number; messageCount: number; toolCount: number }) => void | Promise<void>
-  'model:delta': (event: { runId: string; turn: number; delta: ModelDelta }) => void | Promise<void>
+  /**
+   * A piece of the response while the model step runs (never on a replay). `delta.attempt` is new for each request
+   * attempt (a retry, a re-run after a crash): deltas of an earlier attempt of the same turn are superseded.
+   * `delta.offset` places the piece within the attempt's text of its kind.
+   */
+  'model:delta': (event: { runId: string; turn: number; delta: AttemptDelta }) => void | Promise<void>
   'model:response': (event: { runId: string; turn: number; response: ModelResponse }) => void | Promise<void>
   'tool:start': (event: { runId: string; turn: number; callId: string; name: string; input: JsonObject }) => void | Promise<void>
   'tool:resuming': (event: { runId: string; turn: number; callId: string; name: string }) => void | Promise<void>
