@@ -9,6 +9,8 @@ import { withErrorBoundary } from '../handler-boundary'
 import { loadServicesConfig } from '../config'
 import { CHILD_SERVICE } from '../contract'
 import { servicesProvider } from '../model-provider'
+import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
+import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace } from '../workspace'
 import { builtinTools, selectTools } from '../tool-selection'
 
@@ -45,6 +47,8 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
   })
   const tools = selectTools(request.depth < config.maxChildDepth ? [...builtinTools(root), spawn] : builtinTools(root))
   const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth, behavior: { persistDir: config.persistDir ?? root, ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
+  const live = childLiveSource(request.sessionId, request.label)
+  if (live) publishAgentDeltas(agent, live, processLiveHub)
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}) })
   const endedAt = await ctx.date.now()
   const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' || stats.status === 'limit' ? stats.status : 'error'
