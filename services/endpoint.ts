@@ -7,6 +7,9 @@ import { loadServicesConfig } from './config'
 import { createAttemptDrain } from './drain/attempt-drain'
 import { installGracefulShutdown } from './drain/graceful-shutdown'
 import { loadShutdownConfig } from './drain/shutdown-config'
+import { loadLiveConfig } from './live/live-config'
+import { processLiveHub } from './live/process-hub'
+import { startLiveServer } from './live/start-live-server'
 import { resumerObject } from './resumer/resumer-object'
 import { shellPolicy } from './shell-policy'
 
@@ -35,6 +38,8 @@ async function main(): Promise<void> {
   console.log(`zidane services listening on ${config.host}:${config.port}${config.identityKeys.length > 0 ? ' (request signatures required)' : ''}`)
   const shell = shellPolicy().status
   console.log(`zidane services: shell ${shell.mode} (${shell.reason})`)
+  const live = loadLiveConfig()
+  if (await startLiveServer(processLiveHub, live)) console.log(`zidane services: live deltas on ${live.host}:${live.port}`)
 }
 
 await main()

@@ -11,6 +11,8 @@ import type { CurrentInvocation, PendingQuestion, SessionEvent, SessionEventsReq
 import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
+import { publishAgentDeltas } from '../live/agent-live'
+import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace } from '../workspace'
 import { builtinTools, selectTools } from '../tool-selection'
 import { policyPermission, restateApprovals } from './approvals'
@@ -97,6 +99,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest):
     ...approvalOptions(ctx),
     behavior: { compactStrategy: 'tail', compactBudgetTokens: config.compactBudgetTokens, persistDir: config.persistDir ?? root, maxTurns: request.maxTurns ?? config.defaultMaxTurns, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
   })
+  publishAgentDeltas(agent, { sessionKey: ctx.key }, processLiveHub)
   return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
 }
 
