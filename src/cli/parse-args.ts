@@ -1,4 +1,6 @@
 import { ConfigurationError } from '../errors/zidane-error'
+import { isSandboxMode } from '../tools/builtin/sandbox-settings'
+import type { SandboxMode } from '../tools/builtin/sandbox-settings'
 
 /** What `--durability` asks for: resume interrupted runs, ask on a terminal first, or record nothing. */
 export type Durability = 'on' | 'resume-ask' | 'off'
@@ -15,10 +17,12 @@ export interface RunArgs {
   durability: Durability
   output: OutputMode
   workspace?: string
+  /** How `shell` commands run (`--sandbox`); unset: `ZIDANE_SANDBOX`, else `auto`. */
+  sandbox?: SandboxMode
 }
 
 /** The usage text printed on a parse error or `--help`. */
-export const USAGE = `Usage: zidane run --prompt "<text>" [--session-db <file>] [--session <id>] [--durability on|resume-ask|off] [--json | --stream-json] [--workspace <dir>]
+export const USAGE = `Usage: zidane run --prompt "<text>" [--session-db <file>] [--session <id>] [--durability on|resume-ask|off] [--json | --stream-json] [--workspace <dir>] [--sandbox auto|required|off]
 
   --session-db   SQLite sessions file; crash recovery (--durability) applies with it
   --session      session id to load or create (default: a new session)
@@ -26,12 +30,14 @@ export const USAGE = `Usage: zidane run --prompt "<text>" [--session-db <file>] 
   --json         print the run's stats as one JSON object (never asks)
   --stream-json  print one JSON event per line (never asks)
   --workspace    directory the built-in tools work in (default: the current directory)
+  --sandbox      shell commands: auto: in the bubblewrap sandbox when it works here (default, or ZIDANE_SANDBOX);
+                 required: in it or no shell tool; off: unsandboxed, as your user
 
        zidane answer --session-db <file> --id <question id> --answer "<text>"
 
   answers a question a run on that sessions file waits for (the run prints the id)`
 
-const VALUE_FLAGS = new Set(['--prompt', '--session-db', '--session', '--durability', '--workspace'])
+const VALUE_FLAGS = new Set(['--prompt', '--session-db', '--session', '--durability', '--workspace', '--sandbox'])
 const SWITCHES = new Set(['--json', '--stream-json'])
 
 /** Parses `zidane run …` arguments (without the node and script paths). Throws a `ConfigurationError` with the usage on bad input. */
@@ -67,7 +73,9 @@ function buildArgs(values: Map<string, string>, switches: Set<string>): RunArgs 
   if (switches.size > 1) throw usageError('--json and --stream-json exclude each other.')
   const durability = values.get('--durability') ?? 'resume-ask'
   if (durability !== 'on' && durability !== 'resume-ask' && durability !== 'off') throw usageError(`--durability must be on, resume-ask or off (got ${durability}).`)
-  const args: RunArgs = { command: 'run', prompt, durability, output: switches.has('--json') ? 'json' : switches.has('--stream-json') ? 'stream-json' : 'text' }
+  const sandbox = values.get('--sandbox')
+  if (sandbox !== undefined && !isSandboxMode(sandbox)) throw usageError(`--sandbox must be auto, required or off (got ${sandbox}).`)
+  const args: RunArgs = { command: 'run', prompt, durability, output: switches.has('--json') ? 'json' : switches.has('--stream-json') ? 'stream-json' : 'text', ...(sandbox === undefined ? {} : { sandbox }) }
   for (const [flag, key] of [['--session-db', 'sessionDb'], ['--session', 'session'], ['--workspace', 'workspace']] as const) {
     const value = values.get(flag)
     if (value !== undefined) args[key] = value

@@ -5,7 +5,7 @@ import { createSqliteRuntime } from '../durable/sqlite/sqlite-runtime'
 import type { SqliteRuntime } from '../durable/sqlite/sqlite-runtime'
 import { deliverSteering } from '../durable/sqlite/deliver-steering'
 import type { Provider } from '../providers/provider'
-import { createBuiltinTools } from '../tools/builtin/create-builtin-tools'
+import { cliBuiltinTools } from './cli-tools'
 import { createInteractionTools } from '../tools/interaction-tools'
 import { createSpawnTool } from '../tools/spawn-tool'
 import type { ToolDef } from '../tools/tool'
@@ -60,7 +60,7 @@ function buildAgent(args: RunArgs, io: CliIo, provider: Provider, sqlite: Sqlite
     else if (!sqlite) answer(request.awakeable.id, '(no answer: the command line is not interactive)')
     else io.stderr.write(`${request.question}\nwaiting for an answer: zidane answer --session-db ${args.sessionDb ?? ''} --id '${request.awakeable.id}' --answer "…"\n`)
   }
-  const builtin = createBuiltinTools({ root })
+  const builtin = cliBuiltinTools(root, args, io)
   const spawn = createSpawnTool({ childAgent: () => ({ provider, tools: builtin }), createAgent })
   const tools: ToolDef[] = [...builtin, ...createInteractionTools({ requestInteraction }), spawn]
   const persistDir = args.sessionDb === undefined ? undefined : persistDirOf(resolve(io.cwd, args.sessionDb))
