@@ -1,0 +1,94 @@
+import type { KillRecord } from './killer'
+import type { ModelRequestEntry } from './model-ledger'
+import type { SessionRecord } from './workload'
+
+/** One broken promise found by the end-of-run checks, with a stable code. */
+export interface Violation {
+  code: 'run_not_completed' | 'turn_lost' | 'turn_duplicated' | 'answer_wrong' | 'model_step_repeated' | 'side_effect_repeated' | 'journal_mismatch' | 'question_not_delivered'
+  detail: string
+}
+
+/** What the checks saw besides violations: repeats that a kill explains. */
+export interface CheckResult {
+  violations: Violation[]
+  /** Model steps requested again with a kill between the two requests (a step in flight at the kill). */
+  repeatedInFlight: number
+  /** Unsafe calls whose side effect is not in the ledger (interrupted before it ran; reported to the model). */
+  sideEffectsMissing: number
+}
+
+/** Every session completed, with its turns, its text, and (for a question) the bot's answer delivered once. */
+export function checkSessions(sessions: readonly SessionRecord[]): Violation[] {
+  const violations: Violation[] = []
+  for (const session of sessions) {
+    if (session.status !== 'completed') {
+      violations.push({ code: 'run_not_completed', detail: `${session.id} (${session.kind}) ended ${session.status ?? 'not at all'}${session.lastError ? `; last error: ${session.lastError}` : ''}` })
+      continue
+    }
+    if (session.turns !== session.expectedTurns) violations.push({ code: 'turn_lost', detail: `${session.id} has ${String(session.turns)} model turns, expected ${session.expectedTurns}` })
+    if (session.runTurns !== undefined && session.runTurns !== session.expectedTurns) violations.push({ code: 'turn_lost', detail: `${session.id}'s run counts ${session.runTurns} turns, expected ${session.expectedTurns}` })
+    if ((session.duplicateTurnIds ?? []).length > 0) violations.push({ code: 'turn_duplicated', detail: `${session.id} holds turns ${session.duplicateTurnIds?.join(', ') ?? ''} twice` })
+    for (const expected of session.expectedText) {
+      if (!(session.text ?? '').includes(expected)) violations.push({ code: session.kind === 'question' ? 'question_not_delivered' : 'answer_wrong', detail: `${session.id}'s answer lacks "${expected}": ${JSON.stringify(session.text ?? '').slice(0, 300)}` })
+    }
+    if (session.kind === 'question' && (session.text ?? '').split(`${session.id}-answer`).length - 1 !== 1) violations.push({ code: 'question_not_delivered', detail: `${session.id}'s answer was delivered ${(session.text ?? '').split(`${session.id}-answer`).length - 1} times: ${session.text ?? ''}` })
+  }
+  return violations
+}
+
+/** How long after a Restate node answers again its partitions' leadership may still move (and in-flight steps re-run). */
+export const RESTATE_SETTLE_MS = 10_000
+/** How long after a services replica answers again Restate may still retry attempts that the kill broke. */
+export const SERVICES_SETTLE_MS = 2_000
+
+/**
+ * When each kill of a services replica or a Restate node may disturb running steps: from the kill until the process
+ * answers again plus the settle time (a returning node takes partition leadership back, which re-runs the steps
+ * then in flight on the old leader). A gateway kill disturbs no step.
+ */
+export function disruptionWindows(kills: readonly KillRecord[]): Array<[number, number]> {
+  return kills.filter(kill => kill.kind !== 'gateway').map(kill => [kill.at, kill.at + (kill.backAfterMs ?? 120_000) + (kill.kind === 'restate' ? RESTATE_SETTLE_MS : SERVICES_SETTLE_MS)])
+}
+
+/**
+ * No finished model step requested twice: a step's second request is allowed only when a kill's disruption window
+ * ({@link disruptionWindows}) overlaps the time between the two requests: the step was in flight, its result not
+ * yet in the journal. Any other repeat is a violation.
+ */
+export function checkModelSteps(entries: readonly ModelRequestEntry[], kills: readonly KillRecord[]): { violations: Violation[]; repeatedInFlight: number } {
+  const windows = disruptionWindows(kills)
+  const firstSeen = new Map<string, number>()
+  const violations: Violation[] = []
+  let repeatedInFlight = 0
+  for (const entry of entries) {
+    const previous = firstSeen.get(entry.key)
+    firstSeen.set(entry.key, entry.at)
+    if (previous === undefined) continue
+    if (windows.some(([from, to]) => from <= entry.at && to >= previous)) repeatedInFlight++
+    else violations.push({ code: 'model_step_repeated', detail: `model step ${JSON.stringify(entry.key.slice(0, 120))} requested again ${entry.at - previous} ms later, outside every kill's disruption window` })
+  }
+  return { violations, repeatedInFlight }
+}
+
+/** No unsafe side effect repeated: each tools session's shell call left at most one line in the ledger. */
+export function checkSideEffects(ledger: string, sessions: readonly SessionRecord[]): { violations: Violation[]; missing: number } {
+  const counts = new Map<string, number>()
+  for (const line of ledger.split('\n').map(each => each.trim()).filter(Boolean)) counts.set(line, (counts.get(line) ?? 0) + 1)
+  const violations: Violation[] = []
+  let missing = 0
+  for (const session of sessions.filter(each => each.kind === 'tools')) {
+    const count = counts.get(session.id) ?? 0
+    if (count > 1) violations.push({ code: 'side_effect_repeated', detail: `${session.id}'s shell command ran ${count} times` })
+    if (count === 0) missing++
+  }
+  return { violations, missing }
+}
+
+/** Invocations Restate reports with a journal mismatch (RT0016, SDK code 570), read from `sys_invocation`. */
+export async function checkJournalMismatches(adminUrl: string): Promise<Violation[]> {
+  const query = "SELECT id, target, status, last_failure_error_code, last_failure FROM sys_invocation WHERE last_failure_error_code IN ('RT0016', '570') OR last_failure LIKE '%mismatch%'"
+  const response = await fetch(`${adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query }), signal: AbortSignal.timeout(30_000) })
+  if (!response.ok) return [{ code: 'journal_mismatch', detail: `could not read sys_invocation: ${response.status} ${await response.text()}` }]
+  const rows = ((await response.json()) as { rows?: Array<Record<string, unknown>> }).rows ?? []
+  return rows.map(row => ({ code: 'journal_mismatch', detail: `${String(row.id)} ${String(row.target)} ${String(row.status)}: ${String(row.last_failure_error_code)} ${String(row.last_failure).slice(0, 300)}` }))
+}
