@@ -22,6 +22,11 @@ export interface GatewayConfig {
   requestTimeoutMs?: number
   /** Per-tenant limits; each missing one takes its default from {@link DEFAULT_TENANT_LIMITS}. */
   limits?: Partial<TenantLimits>
+  /**
+   * The services' live hubs (`ZIDANE_LIVE_URLS`, one per replica, and the shared `ZIDANE_LIVE_TOKEN`): the source of
+   * `model:delta` events on the event stream. Absent: the stream carries durable events only.
+   */
+  live?: { urls: string[]; token: string }
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
   logger?: boolean
   /** Fastify log level when the logger is on (`LOG_LEVEL`, default `info`: one line per request). */
@@ -79,7 +84,16 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     bodyLimitBytes: integerVariable(env, 'GATEWAY_BODY_LIMIT_BYTES', ONE_MIB, 1, Number.MAX_SAFE_INTEGER),
     requestTimeoutMs: integerVariable(env, 'GATEWAY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, 3_600_000),
     limits: tenantLimits(env),
+    ...liveHubs(env),
   }
+}
+
+function liveHubs(env: NodeJS.ProcessEnv): Pick<GatewayConfig, 'live'> {
+  const urls = (nonEmpty(env.ZIDANE_LIVE_URLS) ?? '').split(',').map((url) => url.trim()).filter((url) => url !== '')
+  const token = nonEmpty(env.ZIDANE_LIVE_TOKEN)
+  if (urls.length === 0) return {}
+  if (token === undefined) throw new GatewayConfigError('ZIDANE_LIVE_URLS is set without ZIDANE_LIVE_TOKEN, the token the services\' live hubs require.')
+  return { live: { urls: urls.map((url) => urlVariable({ ZIDANE_LIVE_URLS: url }, 'ZIDANE_LIVE_URLS', url)), token } }
 }
 
 function tenantLimits(env: NodeJS.ProcessEnv): TenantLimits {

@@ -44,13 +44,6 @@ export function createLiveDeltas(options: LiveDeltasOptions): LiveDeltas {
 /** No hub configured: subscriptions see nothing. */
 export const NO_LIVE_DELTAS: LiveDeltas = { subscribeLive: () => () => undefined }
 
-/** Reads `ZIDANE_LIVE_URLS` and `ZIDANE_LIVE_TOKEN`; {@link NO_LIVE_DELTAS} when either is missing. */
-export function liveDeltasFromEnv(env: NodeJS.ProcessEnv = process.env): LiveDeltas {
-  const urls = (env.ZIDANE_LIVE_URLS ?? '').split(',').map(url => url.trim().replace(/\/+$/, '')).filter(Boolean)
-  const token = env.ZIDANE_LIVE_TOKEN ?? ''
-  return urls.length === 0 || token === '' ? NO_LIVE_DELTAS : createLiveDeltas({ urls, token })
-}
-
 async function followHub(url: string, sessionKey: string, options: LiveDeltasOptions, accept: (message: LiveMessage['delta']) => void, signal: AbortSignal): Promise<void> {
   const minMs = options.minBackoffMs ?? 100
   let backoffMs = minMs

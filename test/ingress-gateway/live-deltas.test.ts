@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createLiveDeltas, liveDeltasFromEnv, NO_LIVE_DELTAS } from '../../ingress-gateway/live-deltas'
+import { createLiveDeltas } from '../../ingress-gateway/live-deltas'
 import type { LiveEvent } from '../../ingress-gateway/live-deltas'
 import type { LiveDelta } from '../../services/live/live-delta'
 import { createLiveHub } from '../../services/live/live-hub'
@@ -115,11 +115,5 @@ describe('live deltas in the gateway', () => {
     stops.push(createLiveDeltas({ urls: [url], token: 'wrong-token-0123456789', minBackoffMs: 10, maxBackoffMs: 10, onError: (_url, error) => errors.push(String(error)) }).subscribeLive('t~s', () => undefined))
     await until(() => errors.length >= 2)
     expect(errors[0]).toContain('answered 401')
-  })
-
-  it('stays silent when no hub is configured', () => {
-    expect(liveDeltasFromEnv({})).toBe(NO_LIVE_DELTAS)
-    expect(liveDeltasFromEnv({ ZIDANE_LIVE_URLS: 'http://127.0.0.1:1' })).toBe(NO_LIVE_DELTAS)
-    expect(liveDeltasFromEnv({ ZIDANE_LIVE_URLS: 'http://127.0.0.1:1', ZIDANE_LIVE_TOKEN: token })).not.toBe(NO_LIVE_DELTAS)
   })
 })

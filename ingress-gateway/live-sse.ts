@@ -1,0 +1,25 @@
+import type { LiveDeltas, LiveEvent } from './live-deltas'
+
+/**
+ * One SSE frame for a live event. No `id:` line: deltas are not in the durable log, so a browser's `Last-Event-ID`
+ * stays the last durable event's `seq`, and a reconnect resumes the durable log there (then gets the attempt in
+ * progress from its start).
+ */
+export function formatLiveEvent(event: LiveEvent): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`
+}
+
+/** Where live frames go: an SSE response (only `write` is used). */
+export interface LiveFrameSink {
+  write(chunk: string): boolean
+}
+
+/**
+ * Writes `sessionKey`'s live events to `sink` as SSE frames, from the attempts in progress (from their start) on,
+ * until `signal` aborts. Call it once the durable events the viewer missed are written, so they come first.
+ */
+export function streamLiveEvents(sink: LiveFrameSink, live: LiveDeltas, sessionKey: string, signal: AbortSignal): void {
+  if (signal.aborted) return
+  const unsubscribe = live.subscribeLive(sessionKey, event => { if (!signal.aborted) sink.write(formatLiveEvent(event)) })
+  signal.addEventListener('abort', unsubscribe, { once: true })
+}
