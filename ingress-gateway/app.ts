@@ -6,6 +6,7 @@ import { clientErrorHandler } from './client-errors'
 import { checkApiKeyLengths, DEFAULT_REQUEST_TIMEOUT_MS, GatewayConfigError, type GatewayConfig } from './config'
 import { GATEWAY_ERROR_CODES, GatewayError, installErrorHandlers, replyWithError } from './errors'
 import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth'
+import { createLiveDeltas, NO_LIVE_DELTAS } from './live-deltas'
 import { createRestateClient } from './restate-client'
 import { awakeableRoutes } from './routes/awakeables'
 import { healthRoutes } from './routes/health'
@@ -53,6 +54,7 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
     auth: createAuth(config, createRateLimiter(limits)),
     limits,
     sendsInFlight: createTenantCounter(),
+    live: config.live ? createLiveDeltas(config.live) : NO_LIVE_DELTAS,
   }
   for (const routes of [healthRoutes, sessionPromptRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes]) {
     await app.register(routes, dependencies)
