@@ -77,6 +77,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
     extras: options.toolExtras ?? {},
     canUseTool: options.canUseTool,
     requestInteraction: options.requestInteraction,
+    // Sub-agents never take the session's steering messages: they are for the top-level run.
+    steering: depth === 0 ? options.steering ?? runtime.steering : undefined,
     toolSignal: runControl.toolSignal,
     modelSignal: runControl.modelSignal,
     isSuspending: () => runControl.isSuspending,
@@ -180,10 +182,10 @@ export function createAgent(options: CreateAgentOptions): Agent {
       await settleInterrupted(current, runOptions.signal)
       const runControl = beginControl(runOptions.signal)
       try {
-        const runId = runOptions.runId ?? nextRunId(current, runtime)
-        const startedAt = await runtime.now()
         // History the compaction drops for good is never loaded again: saved with the run record below.
         current.dropHistoryBefore(compactedHistoryStart(current, options.behavior ?? {}, depth))
+        const runId = runOptions.runId ?? nextRunId(current, runtime)
+        const startedAt = await runtime.now()
         const { state, record } = startRunState(current, runId, runOptions.prompt, startedAt, limitsFor(options.behavior ?? {}, runOptions), depth)
         // Without durability no step is recorded: the run keeps no checkpoint, so a durable successor heals it.
         return await execute(current, state, runtime.durable ? record : withoutCheckpoint(record), runControl)

@@ -10,10 +10,12 @@ import { fireHook } from './fire-hook'
 import { appendMessage } from './history'
 import type { ModelStepRecord } from './model-step'
 import { executeModelStep } from './model-step'
-import { addToTotals } from './run-state'
+import { addToTotals, addWork } from './run-state'
 import type { RunState } from './run-state'
 import type { ToolPhaseEnv } from './tool-phase'
 import { runToolPhase } from './tool-phase'
+import type { SteeringInbox } from '../durable/runtime'
+import { takeSteering } from './take-steering'
 import type { AgentHooks, AgentRunStatus } from './types'
 
 /** How the turn loop ended. */
@@ -26,6 +28,7 @@ export interface LoopEnv extends ToolPhaseEnv {
   hooks: Hookable<AgentHooks>
   session: Session | undefined
   modelSignal: AbortSignal
+  steering: SteeringInbox | undefined
 }
 
 const TRUNCATED_TOOL_TEXT = 'This tool call was cut off by max_tokens before its input was complete, so it did not run. Call it again with a shorter input.'
@@ -59,6 +62,7 @@ function checkBeforeTurn(state: RunState, env: LoopEnv): LoopOutcome | undefined
 async function runOneTurn(state: RunState, env: LoopEnv): Promise<LoopOutcome | undefined> {
   state.turn += 1
   await env.hooks.callHook('turn:start', { runId: state.runId, turn: state.turn })
+  await takeSteering(state, env)
   const record = await requestModel(state, env)
   if (record.decision === 'stop') return { status: record.status, reason: record.reason }
   if (record.decision === 'error') return { status: 'error', reason: `${record.error.code}: ${record.error.message}` }
@@ -126,7 +130,10 @@ async function continueAfterResponse(state: RunState, env: LoopEnv, response: Mo
 async function runTools(state: RunState, env: LoopEnv, calls: ToolUseBlock[]): Promise<LoopOutcome | undefined> {
   const outcome = await runToolPhase(state, env, calls)
   state.totals.toolCalls += outcome.records.length
-  for (const record of outcome.records) if (record.usage) addToTotals(state.totals, record.usage, record.costUsd ?? 0)
+  for (const record of outcome.records) {
+    if (record.usage) addToTotals(state.totals, record.usage, record.costUsd ?? 0)
+    if (record.work) addWork(state.totals, record.work)
+  }
   if (outcome.stoppedBy === 'suspend') return { status: 'suspended' }
   await appendToolResults(state, env, outcome.results)
   if (outcome.stoppedBy === 'abort') return { status: 'aborted', reason: 'aborted' }

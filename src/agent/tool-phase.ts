@@ -7,7 +7,7 @@ import { waitAnnounced } from './wait-announced'
 import type { ToolExecutionEnv, ToolStepRecord } from './tool-execution'
 import { startToolCall } from './tool-execution'
 import type { RunState } from './run-state'
-import type { RequestInteraction, ToolPermission } from './types'
+import type { InteractionRequest, RequestInteraction, ToolPermission } from './types'
 import { toToolResult } from '../tools/tool'
 import { applyToolStateWrites, takeToolStateSnapshot } from '../tools/staged-tool-state'
 
@@ -29,6 +29,7 @@ export interface ToolPhaseEnv extends ToolExecutionEnv {
 
 const NOT_RUN_TEXT = 'The run was stopped before this call started.'
 const NOT_APPROVED_TEXT = 'The user did not approve this call.'
+const EXPIRED_TEXT = 'The approval of this call expired before anyone answered, so it was denied.'
 
 /** Runs a turn's tool calls group by group (each group's calls start together and are joined by the runtime). */
 export async function runToolPhase(state: RunState, env: ToolPhaseEnv, calls: readonly ToolUseBlock[]): Promise<ToolPhaseOutcome> {
@@ -92,7 +93,10 @@ async function decideGroup(state: RunState, env: ToolPhaseEnv, group: readonly T
   for (const call of group) {
     const decision = decisions[call.id] ?? 'allow'
     if (typeof decision === 'object') refused.set(call.id, { content: `Permission denied for ${call.name}: ${decision.deny}`, isError: true })
-    else if (decision === 'ask' && !(await requestApproval(state, env, call))) refused.set(call.id, { content: NOT_APPROVED_TEXT, isError: true })
+    else if (decision === 'ask') {
+      const verdict = await requestApproval(state, env, call)
+      if (!verdict.approved) refused.set(call.id, { content: verdict.text, isError: true })
+    }
   }
   return refused
 }
@@ -114,9 +118,10 @@ function normalizePermission(permission: ToolPermission): ToolPermission {
   return 'allow'
 }
 
-async function requestApproval(state: RunState, env: ToolPhaseEnv, call: ToolUseBlock): Promise<boolean> {
-  const awakeable = env.runtime.awakeable<JsonValue>(stepKey(state.runId, 'custom', `t${state.turn}`, call.id, 'approval-awakeable'))
-  const request = { kind: 'approval' as const, sessionId: state.sessionId, runId: state.runId, callId: call.id, question: `Allow ${call.name} with ${JSON.stringify(call.input)}?`, awakeable: { id: awakeable.id } }
+async function requestApproval(state: RunState, env: ToolPhaseEnv, call: ToolUseBlock): Promise<ApprovalVerdict> {
+  const timeoutMs = env.behavior.approvalTimeoutMs
+  const awakeable = env.runtime.awakeable<JsonValue>(stepKey(state.runId, 'custom', `t${state.turn}`, call.id, 'approval-awakeable'), timeoutMs ? { timeoutMs } : {})
+  const request: InteractionRequest = { kind: 'approval', sessionId: state.sessionId, runId: state.runId, callId: call.id, question: `Allow ${call.name} with ${JSON.stringify(call.input)}?`, awakeable: { id: awakeable.id }, tool: { name: call.name, input: call.input } }
   const selfJournaled = env.requestInteraction?.journal === 'self'
   let sentLive = false
   await env.runtime.step(stepKey(state.runId, 'interaction', `t${state.turn}`, call.id, 'approval'), async () => {
@@ -125,20 +130,30 @@ async function requestApproval(state: RunState, env: ToolPhaseEnv, call: ToolUse
     await env.hooks.callHook('interaction:request', request)
     return true
   })
-  const unlist = selfJournaled ? await env.requestInteraction?.(request) : undefined
+  const done = selfJournaled ? await env.requestInteraction?.(request) : undefined
   // A self-journaling host already announces on every execution: only the others are told again after a resume.
   const outcome = await waitAnnounced(env.runtime, awakeable, sentLive || selfJournaled, async () => {
     const again = { ...request, resumed: true }
     await env.requestInteraction?.(again)
     await env.hooks.callHook('interaction:request', again)
   })
-  if (typeof unlist === 'function') await unlist()
-  return !outcome.timedOut && isApproval(outcome.value)
+  if (typeof done === 'function') await done({ timedOut: outcome.timedOut })
+  return outcome.timedOut ? { approved: false, text: EXPIRED_TEXT } : approvalVerdict(outcome.value)
 }
 
-function isApproval(value: JsonValue): boolean {
-  if (value === true) return true
-  if (typeof value === 'string') return /^(y|yes|approve|approved|allow|ok)$/i.test(value.trim())
-  if (value && typeof value === 'object' && !Array.isArray(value)) return value.approved === true || value.decision === 'approve'
-  return false
+/** A person's answer to an approval: run the call, or the error result the model gets instead. */
+type ApprovalVerdict = { approved: true } | { approved: false; text: string }
+
+/**
+ * Reads an approval answer: `{ decision: 'approve' | 'deny', reason? }` (the deployment's answer body), `true`,
+ * `{ approved: true }`, or a word (`yes`, `approve`, `allow`, `ok`); anything else denies. A denial's reason reaches
+ * the model.
+ */
+export function approvalVerdict(value: JsonValue): ApprovalVerdict {
+  if (value === true) return { approved: true }
+  if (typeof value === 'string') return /^(y|yes|approve|approved|allow|ok)$/i.test(value.trim()) ? { approved: true } : { approved: false, text: NOT_APPROVED_TEXT }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { approved: false, text: NOT_APPROVED_TEXT }
+  if (value.approved === true || value.decision === 'approve') return { approved: true }
+  const reason = typeof value.reason === 'string' && value.reason.trim() !== '' ? value.reason.trim() : undefined
+  return { approved: false, text: reason ? `${NOT_APPROVED_TEXT} Reason: ${reason}` : NOT_APPROVED_TEXT }
 }

@@ -1,6 +1,6 @@
 import type { ToolStateStore } from '../session/types'
 import type { JsonObject } from '../durable/json'
-import type { DurableRuntime } from '../durable/runtime'
+import type { DurableRuntime, SteeredMessage, SteeringInbox } from '../durable/runtime'
 import type { ModelResponse, Provider, ThinkingConfig } from '../providers/provider'
 import type { Usage } from '../providers/content'
 import type { AttemptDelta } from './model-attempt'
@@ -61,6 +61,11 @@ export interface AgentBehavior {
   modelRetries?: number
   /** First backoff between model retries in ms (doubles). Default 500. */
   modelRetryDelayMs?: number
+  /**
+   * How long an approval (`canUseTool` → `'ask'`) waits for a person; past it the approval expires and the call is
+   * denied (the model gets an error result saying so). Default: no deadline.
+   */
+  approvalTimeoutMs?: number
 }
 
 /** A tool call as permission checks see it. */
@@ -81,6 +86,10 @@ export interface InteractionRequest {
   question: string
   options?: string[]
   awakeable: { id: string }
+  /** The call an approval is about (kind `approval` only): the tool's name and its input. */
+  tool?: { name: string; input: JsonObject }
+  /** When the question expires (epoch ms, from the durable clock), if it has a deadline. */
+  expiresAt?: number
   /**
    * True when a resumed run announces again a question an earlier process sent and nobody has answered yet (same
    * awakeable id): once per process that reaches the wait. Absent on the first announcement.
@@ -93,7 +102,7 @@ export interface InteractionRequest {
  * per question, inside a step, and again (with `resumed: true`, outside any step) in each later process that resumes
  * the run while the question is unanswered.
  */
-export type RequestInteraction = ((request: InteractionRequest) => void | Promise<void> | (() => Promise<void>) | Promise<() => Promise<void>>) & {
+export type RequestInteraction = ((request: InteractionRequest) => void | Promise<void> | InteractionDone | Promise<InteractionDone>) & {
   /**
    * `'self'`: the host journals what it does itself (on Restate: state writes and calls through the object context,
    * which may not happen inside a step). The loop then calls it outside any step, on the first execution and on every
@@ -102,6 +111,9 @@ export type RequestInteraction = ((request: InteractionRequest) => void | Promis
    */
   journal?: 'self'
 }
+
+/** What a self-journaling host is told once the wait ended: `timedOut` when the deadline passed first. */
+export type InteractionDone = (outcome?: { timedOut: boolean }) => Promise<void>
 
 /** `durable` as `createAgent` takes it: a bare runtime (means `onInterrupted: 'heal'`) or the runtime with a policy. */
 export type DurableOption = DurableRuntime | { runtime: DurableRuntime; onInterrupted?: 'resume' | 'heal' }
@@ -125,6 +137,11 @@ export interface CreateAgentOptions {
   canUseTool?: (call: ToolCallInfo) => ToolPermission | Promise<ToolPermission>
   /** How approval questions (`canUseTool` → `'ask'`) reach a human. */
   requestInteraction?: RequestInteraction
+  /**
+   * Where the run takes messages steered into its session, at every turn boundary (see {@link SteeringInbox}).
+   * Default: the durable runtime's own (`durable.steering`: the SQLite runtime has one), else none.
+   */
+  steering?: SteeringInbox
   /** Sub-agent depth of this agent: 0 for top level. */
   depth?: number
   /** Host values handed to tools as `ctx.extras`. */
@@ -164,6 +181,8 @@ export interface AgentHooks {
   'tool:event': (event: { runId: string; turn: number; callId: string; toolName: string; name: string; payload: JsonObject }) => void | Promise<void>
   'tool-results:after': (event: { runId: string; turn: number; turnRecord: SessionTurn }) => void | Promise<void>
   'turn:end': (event: { runId: string; turn: number }) => void | Promise<void>
+  /** Steered messages reached the run: they are the user turn `turnId`, sent with this turn's model request. */
+  'steering': (event: { runId: string; turn: number; turnId: string; messages: SteeredMessage[] }) => void | Promise<void>
   'compact': (event: { runId: string; turn: number; droppedTurns: number }) => void | Promise<void>
   'interaction:request': (event: InteractionRequest) => void | Promise<void>
   'run:end': (event: { runId: string; stats: AgentStats }) => void | Promise<void>

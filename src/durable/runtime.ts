@@ -82,6 +82,23 @@ export interface RunLedger {
   markSuspended(sessionId: string, runId: string): Promise<void>
 }
 
+/** A message a person steered into a session, as a {@link SteeringInbox} hands it to a run. */
+export interface SteeredMessage {
+  readonly id: string
+  readonly text: string
+}
+
+/**
+ * Where a run finds the messages steered into its session while it works. The loop calls `take` at every turn
+ * boundary (before each model request), outside any step, on the first execution and on every replay; the messages it
+ * returns become a user turn the model sees in that request. `take` must be replay-stable: a second call for the same
+ * `runId` and `turn` returns exactly the messages of the first (SQLite marks them with the run and turn; on Restate
+ * the call is a journaled object call), and a message is handed to one turn only.
+ */
+export interface SteeringInbox {
+  take(request: { sessionId: string; runId: string; turn: number }): Promise<SteeredMessage[]>
+}
+
 /**
  * The durable-runtime contract: every side effect of the agent loop goes through it.
  *
@@ -112,6 +129,8 @@ export interface DurableRuntime {
   readonly defaults: RuntimeDefaults
   /** Present on runtimes that can resume a run in a later process. */
   readonly runs?: RunLedger
+  /** Present on runtimes that keep steering messages (SQLite): the loop's default {@link SteeringInbox}. */
+  readonly steering?: SteeringInbox
 
   step<T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T>
   now(): Promise<number>

@@ -1,6 +1,6 @@
 import { isZidaneError } from '../../errors/zidane-error'
 import type { JsonValue } from '../json'
-import type { DurableRuntime, InterruptedRun, RunLedger, StepAttempt, StepKey } from '../runtime'
+import type { DurableRuntime, InterruptedRun, RunLedger, SteeringInbox, StepAttempt, StepKey } from '../runtime'
 import { openDatabase } from './open-database'
 import { SqliteAwakeables } from './sqlite-awakeables'
 import { rootRunId, SqliteJournal } from './sqlite-journal'
@@ -34,9 +34,14 @@ export interface SqliteRuntime extends DurableRuntime {
   /** This runtime's owner id in the run ledger. */
   readonly owner: string
   readonly runs: RunLedger
+  readonly steering: SteeringInbox
   /** Every unfinished run whose process is gone: what a daemon resumes at start. */
   recoverInterruptedRuns(): Promise<InterruptedRun[]>
-  /** Saves a message for the session's run at once; it is delivered once, when the run ends (see `deliverSteering`). */
+  /**
+   * Saves a message for the session's run at once; it is delivered once: to the running run at its next turn boundary
+   * (the runtime's `steering` inbox), or, when it arrives after the run's last boundary or while no run runs, as the
+   * prompt of the next run (see `deliverSteering`).
+   */
   steer(sessionId: string, text: string): Promise<SteeringMessage>
   /** Steering messages of the session not delivered yet. */
   pendingSteering(sessionId: string): Promise<SteeringMessage[]>
@@ -98,6 +103,7 @@ export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntim
     stores: { session: createSqliteSessionStore(journal), toolState: createSqliteToolStateStore(journal) },
     defaults: options.maxConcurrentTools === undefined ? {} : { maxConcurrentTools: options.maxConcurrentTools },
     runs,
+    steering: { take: async ({ sessionId, runId, turn }) => steering.takeForTurn(sessionId, runId, turn).map(message => ({ id: String(message.id), text: message.text })) },
     step: <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>) => runStep(journal, key, execute),
     now: async () => Date.now(),
     uuid: () => crypto.randomUUID(),

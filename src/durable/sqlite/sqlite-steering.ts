@@ -12,9 +12,10 @@ export interface SteeringMessage {
 interface SteeringRow { id: number; session_id: string; text: string; created_at: number; run_id: string | null }
 
 /**
- * Steering messages in the file. `steer` saves a message at once (a durable commit). `take` hands the undelivered
- * messages of a session to the run that will carry them, in one commit: a message whose carrying run never reached
- * the session (the process died before the run was saved) is handed out again, so each is delivered once.
+ * Steering messages in the file. `steer` saves a message at once (a durable commit). `takeForTurn` hands the
+ * undelivered messages of a session to the running run at a turn boundary; `take` hands them to the run that will
+ * carry them as its prompt once the run ended; each in one commit. A message whose carrying run never reached the
+ * session (the process died before the run was saved) is handed out again, so each is delivered once.
  */
 export class SqliteSteering {
   constructor(private readonly journal: SqliteJournal) {}
@@ -30,7 +31,20 @@ export class SqliteSteering {
     return this.undelivered(sessionId).map(toMessage)
   }
 
+  /**
+   * Hands the undelivered messages to turn `turn` of the running run `runId` (marked `<runId>#t<turn>`), at a turn
+   * boundary. Replay-stable: once a turn took messages, taking for it again returns exactly those. Costs one read when
+   * nothing is waiting.
+   */
+  takeForTurn(sessionId: string, runId: string, turn: number): SteeringMessage[] {
+    const marker = `${runId}#t${turn}`
+    const taken = this.journal.sql('SELECT * FROM steering WHERE session_id = ? AND run_id = ? ORDER BY id').all(sessionId, marker) as unknown as SteeringRow[]
+    if (taken.length > 0) return taken.map(toMessage)
+    return this.take(sessionId, marker)
+  }
+
   take(sessionId: string, runId: string): SteeringMessage[] {
+    if (this.undelivered(sessionId).length === 0) return []
     return this.journal.transaction('durable', () => {
       const rows = this.undelivered(sessionId)
       for (const row of rows) this.journal.sql('UPDATE steering SET run_id = ? WHERE id = ?').run(runId, row.id)
@@ -41,9 +55,12 @@ export class SqliteSteering {
   private undelivered(sessionId: string): SteeringRow[] {
     const rows = this.journal.sql('SELECT * FROM steering WHERE session_id = ? ORDER BY id').all(sessionId) as unknown as SteeringRow[]
     if (rows.every(row => row.run_id === null)) return rows
+    // The session header must hold the runs saved so far (a new run's record may still be buffered).
+    this.journal.flush()
     const header = this.journal.sql('SELECT header FROM sessions WHERE id = ?').get(sessionId) as { header: string } | undefined
     const known = new Set((header ? (JSON.parse(header.header) as SessionMeta).runs : []).map(run => run.id))
-    return rows.filter(row => row.run_id === null || !known.has(row.run_id))
+    // A mark is a run id, or `<runId>#t<turn>` for a message taken at a turn boundary of that run.
+    return rows.filter(row => row.run_id === null || !known.has(row.run_id.split('#')[0] as string))
   }
 }
 
