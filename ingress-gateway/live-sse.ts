@@ -1,12 +1,12 @@
 import type { LiveDeltas, LiveEvent } from './live-deltas'
 
 /**
- * One SSE frame for a live event. No `id:` line: deltas are not in the durable log, so a browser's `Last-Event-ID`
- * stays the last durable event's `seq`, and a reconnect resumes the durable log there (then gets the attempt in
- * progress from its start).
+ * One SSE frame for a live event, in the durable events' envelope (`{ type, data }`) without their `seq` and `at`.
+ * No `id:` line: deltas are not in the durable log, so a browser's `Last-Event-ID` stays the last durable event's
+ * `seq`, and a reconnect resumes the durable log there (then gets the attempt in progress from its start).
  */
 export function formatLiveEvent(event: LiveEvent): string {
-  return `event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`
+  return `event: ${event.type}\ndata: ${JSON.stringify({ type: event.type, data: event.data })}\n\n`
 }
 
 /** Where live frames go: an SSE response (only `write` is used). */

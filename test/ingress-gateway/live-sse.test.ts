@@ -15,8 +15,9 @@ function fakeLive(): LiveDeltas & { emit(event: LiveEvent): void; subscribers():
 
 describe('live events on the SSE stream', () => {
   it('frames a live event with its type and data and no id, so Last-Event-ID stays on the durable log', () => {
-    expect(formatLiveEvent(delta)).toBe('event: model:delta\ndata: {"runId":"r1","turn":1,"attempt":"a1","kind":"text","offset":0,"text":"Hi"}\n\n')
-    expect(formatLiveEvent({ type: 'model:superseded', data: { runId: 'r1', turn: 1, attempt: 'a1', nextAttempt: 'a2' } })).toBe('event: model:superseded\ndata: {"runId":"r1","turn":1,"attempt":"a1","nextAttempt":"a2"}\n\n')
+    expect(formatLiveEvent(delta)).toBe('event: model:delta\ndata: {"type":"model:delta","data":{"runId":"r1","turn":1,"attempt":"a1","kind":"text","offset":0,"text":"Hi"}}\n\n')
+    expect(formatLiveEvent({ type: 'model:superseded', data: { runId: 'r1', turn: 1, attempt: 'a1', nextAttempt: 'a2' } }))
+      .toBe('event: model:superseded\ndata: {"type":"model:superseded","data":{"runId":"r1","turn":1,"attempt":"a1","nextAttempt":"a2"}}\n\n')
   })
 
   it('writes live events until the viewer leaves, then unsubscribes', () => {
