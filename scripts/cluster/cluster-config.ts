@@ -1,5 +1,5 @@
+import net from 'node:net'
 import { join, resolve } from 'node:path'
-import { freePort } from '../stack/free-port'
 import { loadStackConfig } from '../stack/stack-config'
 
 /** The ports of one Restate node of the loopback cluster. */
@@ -67,18 +67,32 @@ export async function loadClusterConfig(env: NodeJS.ProcessEnv = process.env): P
   }
 }
 
+/** `count` distinct free loopback ports: each is held open until all are found, so none is handed out twice. */
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const servers: net.Server[] = []
+  try {
+    for (let index = 0; index < count; index++) {
+      const server = net.createServer()
+      servers.push(server)
+      await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve) })
+    }
+    return servers.map(server => (server.address() as net.AddressInfo).port)
+  } finally {
+    await Promise.all(servers.map(server => new Promise(resolve => server.close(resolve))))
+  }
+}
+
 /** Free loopback ports for every process of a cluster (tests, chaos, bench): no two runs collide. */
 export async function withFreePorts(config: ClusterConfig): Promise<ClusterConfig> {
-  const nodes: NodePorts[] = []
-  for (let index = 0; index < config.nodes.length; index++) nodes.push({ ingressPort: await freePort(), adminPort: await freePort(), fabricPort: await freePort() })
-  const many = async (count: number): Promise<number[]> => { const ports: number[] = []; for (let index = 0; index < count; index++) ports.push(await freePort()); return ports }
+  const ports = await distinctFreePorts(config.nodes.length * 3 + config.servicesPorts.length + config.gatewayPorts.length + 5)
+  const take = (): number => ports.shift() ?? 0
   return {
     ...config,
-    nodes,
-    servicesPorts: await many(config.servicesPorts.length),
-    gatewayPorts: await many(config.gatewayPorts.length),
-    front: { gatewayPort: await freePort(), ingressPort: await freePort(), adminPort: await freePort(), servicesPort: await freePort() },
-    snapshotStorePort: await freePort(),
+    nodes: config.nodes.map(() => ({ ingressPort: take(), adminPort: take(), fabricPort: take() })),
+    servicesPorts: config.servicesPorts.map(take),
+    gatewayPorts: config.gatewayPorts.map(take),
+    front: { gatewayPort: take(), ingressPort: take(), adminPort: take(), servicesPort: take() },
+    snapshotStorePort: take(),
   }
 }
 

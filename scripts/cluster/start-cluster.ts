@@ -34,6 +34,10 @@ export interface RunningCluster {
   /** Each node's own admin URL, in node order. */
   nodeAdminUrls: string[]
   snapshotStore: SnapshotStore
+  /** The loopback balancers, for their connection counts. */
+  balancers: { ingress: TcpBalancer; admin: TcpBalancer; services: TcpBalancer; gateway: TcpBalancer }
+  /** Each node's fabric URL (its `/metrics` live there). */
+  nodeFabricUrls: string[]
   shell: ShellStatus
   /** The supervised process named `name` (throws when there is none). */
   process(name: string): ProcessHandle
@@ -122,10 +126,13 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
     processes.push(handle)
     return handle
   }
-  balancers.push(await startTcpBalancer(config.nodes.map(node => node.ingressPort), config.front.ingressPort))
-  balancers.push(await startTcpBalancer(config.nodes.map(node => node.adminPort), config.front.adminPort))
-  balancers.push(await startTcpBalancer(config.servicesPorts, config.front.servicesPort))
-  balancers.push(await startTcpBalancer(config.gatewayPorts, config.front.gatewayPort))
+  const front = {
+    ingress: await startTcpBalancer(config.nodes.map(node => node.ingressPort), config.front.ingressPort),
+    admin: await startTcpBalancer(config.nodes.map(node => node.adminPort), config.front.adminPort),
+    services: await startTcpBalancer(config.servicesPorts, config.front.servicesPort),
+    gateway: await startTcpBalancer(config.gatewayPorts, config.front.gatewayPort),
+  }
+  balancers.push(front.ingress, front.admin, front.services, front.gateway)
   const { adminUrl, ingressUrl } = restateUrls(config.front)
   const checks = healthChecks(config)
   const waitHealthy = async (name: string, timeoutMs: number): Promise<void> => {
@@ -189,6 +196,8 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
     processes,
     nodeAdminUrls: config.nodes.map(node => restateUrls(node).adminUrl),
     snapshotStore: store,
+    balancers: front,
+    nodeFabricUrls: config.nodes.map(node => `http://127.0.0.1:${node.fabricPort}`),
     shell,
     process: (name: string) => {
       const handle = processes.find(each => each.name === name)

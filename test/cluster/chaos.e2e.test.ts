@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest'
+import { renderChaosReport, runChaos } from '../../scripts/chaos/chaos'
+
+describe('chaos on the loopback cluster (short run)', () => {
+  it('20 random SIGKILLs of services replicas, gateways and Restate nodes break no promise', { timeout: 420_000 }, async () => {
+    const report = await runChaos({ kills: 20, seconds: 40, drainSeconds: 150, concurrency: 4, seed: 20_261_201 })
+    const lines = renderChaosReport(report)
+    console.log(lines.join('\n'))
+    if (report.violations.length > 0) console.error(report.output.slice(-150).join('\n'))
+    expect(report.violations).toEqual([])
+    expect(report.kills).toHaveLength(20)
+    expect(report.sessions.length).toBeGreaterThan(0)
+  })
+})
