@@ -19,10 +19,14 @@ export interface RunArgs {
   workspace?: string
   /** How `shell` commands run (`--sandbox`); unset: `ZIDANE_SANDBOX`, else `auto`. */
   sandbox?: SandboxMode
+  /** Tools whose every call needs a person's approval (`--approve shell,write_file`). */
+  approve?: string[]
+  /** Tools the run may not use (`--deny spawn`). */
+  deny?: string[]
 }
 
 /** The usage text printed on a parse error or `--help`. */
-export const USAGE = `Usage: zidane run --prompt "<text>" [--session-db <file>] [--session <id>] [--durability on|resume-ask|off] [--json | --stream-json] [--workspace <dir>] [--sandbox auto|required|off]
+export const USAGE = `Usage: zidane run --prompt "<text>" [--session-db <file>] [--session <id>] [--durability on|resume-ask|off] [--json | --stream-json] [--workspace <dir>] [--sandbox auto|required|off] [--approve <tools>] [--deny <tools>]
 
   --session-db   SQLite sessions file; crash recovery (--durability) applies with it
   --session      session id to load or create (default: a new session)
@@ -32,12 +36,19 @@ export const USAGE = `Usage: zidane run --prompt "<text>" [--session-db <file>] 
   --workspace    directory the built-in tools work in (default: the current directory)
   --sandbox      shell commands: auto: in the bubblewrap sandbox when it works here (default, or ZIDANE_SANDBOX);
                  required: in it or no shell tool; off: unsandboxed, as your user
+  --approve      comma-separated tools whose every call waits for your approval (asked on a terminal; otherwise
+                 answered with zidane answer, e.g. --answer approve)
+  --deny         comma-separated tools the run may not use (the model gets an error result)
 
        zidane answer --session-db <file> --id <question id> --answer "<text>"
 
-  answers a question a run on that sessions file waits for (the run prints the id)`
+  answers a question a run on that sessions file waits for (the run prints the id)
 
-const VALUE_FLAGS = new Set(['--prompt', '--session-db', '--session', '--durability', '--workspace', '--sandbox'])
+       zidane steer --session-db <file> --session <id> --text "<message>"
+
+  saves a message for the session: the running run sees it before its next model request, else the next run gets it`
+
+const VALUE_FLAGS = new Set(['--prompt', '--session-db', '--session', '--durability', '--workspace', '--sandbox', '--approve', '--deny'])
 const SWITCHES = new Set(['--json', '--stream-json'])
 
 /** Parses `zidane run …` arguments (without the node and script paths). Throws a `ConfigurationError` with the usage on bad input. */
@@ -79,6 +90,10 @@ function buildArgs(values: Map<string, string>, switches: Set<string>): RunArgs 
   for (const [flag, key] of [['--session-db', 'sessionDb'], ['--session', 'session'], ['--workspace', 'workspace']] as const) {
     const value = values.get(flag)
     if (value !== undefined) args[key] = value
+  }
+  for (const [flag, key] of [['--approve', 'approve'], ['--deny', 'deny']] as const) {
+    const tools = values.get(flag)?.split(',').map(tool => tool.trim()).filter(Boolean)
+    if (tools !== undefined) args[key] = tools
   }
   return args
 }
