@@ -12,18 +12,17 @@ export function publishAgentDeltas(agent: Pick<Agent, 'hooks'>, source: LiveSour
     if (delta.kind === 'tool_input') return
     hub.publish({ sessionKey: source.sessionKey, runId, turn, attempt: delta.attempt, kind: delta.kind, offset: delta.offset, text: delta.delta, ...label })
   })
-  agent.hooks.hook('model:response', ({ runId, turn }) => { hub.endStep(source, runId, turn) })
-  agent.hooks.hook('turn:end', ({ runId, turn }) => { hub.endStep(source, runId, turn) })
-  agent.hooks.hook('run:end', ({ runId }) => { hub.endStep(source, runId) })
+  agent.hooks.hook('model:response', ({ runId, turn }) => { hub.endStep(source.sessionKey, runId, turn) })
+  agent.hooks.hook('turn:end', ({ runId, turn }) => { hub.endStep(source.sessionKey, runId, turn) })
+  agent.hooks.hook('run:end', ({ runId }) => { hub.endStep(source.sessionKey, runId) })
 }
 
 /**
- * Where a child's deltas go: its root session's key and its label path. A child's `sessionId` is the session key of
- * its parent (`<tenant>~<id>`) for a direct child, or `<tenant>~<id>:<label>[:<label>…]` deeper down (session ids
- * never hold `:`).
+ * Where a child's deltas go: its root session's key, and its own label (as its durable `child:*` events name it). A
+ * child's `sessionId` is its parent's session key (`<tenant>~<id>`) for a direct child, or
+ * `<tenant>~<id>:<label>[:<label>…]` deeper down (session ids never hold `:`).
  */
 export function childLiveSource(sessionId: string | undefined, label: string): LiveSource | undefined {
   if (sessionId === undefined || sessionId === '') return undefined
-  const [sessionKey = '', ...parents] = sessionId.split(':')
-  return { sessionKey, label: [...parents, label].join('/') }
+  return { sessionKey: sessionId.split(':')[0] ?? sessionId, label }
 }

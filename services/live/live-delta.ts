@@ -15,7 +15,7 @@ export interface LiveDelta {
   /** Characters of this kind the attempt streamed before `text`. */
   offset: number
   text: string
-  /** The child's label (a path `a/b` for a grandchild); absent for the session's own run. */
+  /** The child's own label, as its durable `child:*` events name it; absent for the session's own run. */
   label?: string
 }
 

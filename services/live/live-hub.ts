@@ -9,9 +9,8 @@ export interface LiveSource {
 /** Receives a session's deltas: first the buffered ones of the attempts in progress, then live ones. */
 export type LiveListener = (delta: LiveDelta) => void
 
-/** The deltas of the attempt in progress of one source. */
+/** The deltas of the attempt in progress of one run (the session's or a child's). */
 interface AttemptBuffer {
-  runId: string
   turn: number
   attempt: string
   deltas: LiveDelta[]
@@ -27,10 +26,10 @@ const MAX_BUFFERED_CHARS = 2_000_000
  * buffers, and the new attempt in the next process supersedes them.
  */
 export interface LiveHub {
-  /** Buffers `delta` as part of its source's current attempt (a new attempt id replaces the buffer) and sends it to the session's listeners. */
+  /** Buffers `delta` as part of its run's current attempt (a new attempt id replaces the buffer) and sends it to the session's listeners. */
   publish(delta: LiveDelta): void
-  /** Drops the buffer of `source` when it holds run `runId`'s turn `turn` (its model step ended), or any turn of the run when `turn` is left out (the run ended). */
-  endStep(source: LiveSource, runId: string, turn?: number): void
+  /** Drops the buffer of run `runId` of `sessionKey` when it holds turn `turn` (its model step ended), or any turn when `turn` is left out (the run ended). */
+  endStep(sessionKey: string, runId: string, turn?: number): void
   /** Calls `listener` with the buffered deltas of `sessionKey`, oldest first, then with each new one; returns the unsubscribe. */
   subscribe(sessionKey: string, listener: LiveListener): () => void
   /** How many sessions have a buffer or a listener (for tests and figures). */
@@ -46,12 +45,12 @@ export function createLiveHub(): LiveHub {
       bufferDelta(buffers, delta)
       for (const listener of listeners.get(delta.sessionKey) ?? []) callSafely(listener, delta)
     },
-    endStep(source, runId, turn) {
-      const sources = buffers.get(source.sessionKey)
-      const buffer = sources?.get(source.label ?? '')
-      if (!sources || buffer?.runId !== runId || (turn !== undefined && buffer.turn !== turn)) return
-      sources.delete(source.label ?? '')
-      if (sources.size === 0) buffers.delete(source.sessionKey)
+    endStep(sessionKey, runId, turn) {
+      const runs = buffers.get(sessionKey)
+      const buffer = runs?.get(runId)
+      if (!runs || !buffer || (turn !== undefined && buffer.turn !== turn)) return
+      runs.delete(runId)
+      if (runs.size === 0) buffers.delete(sessionKey)
     },
     subscribe(sessionKey, listener) {
       for (const buffer of buffers.get(sessionKey)?.values() ?? []) for (const delta of buffer.deltas) callSafely(listener, delta)
@@ -68,13 +67,12 @@ export function createLiveHub(): LiveHub {
 }
 
 function bufferDelta(buffers: Map<string, Map<string, AttemptBuffer>>, delta: LiveDelta): void {
-  const sources = buffers.get(delta.sessionKey) ?? new Map<string, AttemptBuffer>()
-  buffers.set(delta.sessionKey, sources)
-  const key = delta.label ?? ''
-  let buffer = sources.get(key)
+  const runs = buffers.get(delta.sessionKey) ?? new Map<string, AttemptBuffer>()
+  buffers.set(delta.sessionKey, runs)
+  let buffer = runs.get(delta.runId)
   if (buffer?.attempt !== delta.attempt) {
-    buffer = { runId: delta.runId, turn: delta.turn, attempt: delta.attempt, deltas: [], chars: 0 }
-    sources.set(key, buffer)
+    buffer = { turn: delta.turn, attempt: delta.attempt, deltas: [], chars: 0 }
+    runs.set(delta.runId, buffer)
   }
   if (buffer.chars + delta.text.length > MAX_BUFFERED_CHARS) return
   buffer.deltas.push(delta)

@@ -29,22 +29,22 @@ describe('live hub', () => {
     expect(seen.map(event => [event.attempt, event.text])).toEqual([['a2', 'new']])
   })
 
-  it('keeps the attempts of the session and of each child apart, and drops one when its step ends', () => {
+  it('keeps the attempts of the session and of each child run apart, and drops one when its step ends', () => {
     const hub = createLiveHub()
     hub.publish(delta({ text: 'parent' }))
     hub.publish(delta({ runId: 'c1', attempt: 'b1', label: 'child-1', text: 'child' }))
-    hub.endStep({ sessionKey: 't~s' }, 'r1', 1)
+    hub.endStep('t~s', 'r1', 1)
     const seen: string[] = []
     hub.subscribe('t~s', event => seen.push(event.text))
     expect(seen).toEqual(['child'])
-    hub.endStep({ sessionKey: 't~s', label: 'child-1' }, 'c1')
+    hub.endStep('t~s', 'c1')
     expect(hub.size()).toBe(1) // only the listener is left
   })
 
   it('ignores the end of a step that is not the one buffered', () => {
     const hub = createLiveHub()
     hub.publish(delta({ turn: 2 }))
-    hub.endStep({ sessionKey: 't~s' }, 'r1', 1)
+    hub.endStep('t~s', 'r1', 1)
     const seen: string[] = []
     hub.subscribe('t~s', event => seen.push(event.text))
     expect(seen).toEqual(['Hel'])
@@ -87,9 +87,9 @@ describe('publishAgentDeltas', () => {
     expect(late).toEqual([])
   })
 
-  it('names a child by its label path under its root session', () => {
+  it('names a child by its own label under its root session, as its durable events do', () => {
     expect(childLiveSource('t~s', 'research')).toEqual({ sessionKey: 't~s', label: 'research' })
-    expect(childLiveSource('t~s:research', 'deeper')).toEqual({ sessionKey: 't~s', label: 'research/deeper' })
+    expect(childLiveSource('t~s:research', 'deeper')).toEqual({ sessionKey: 't~s', label: 'deeper' })
     expect(childLiveSource(undefined, 'x')).toBeUndefined()
   })
 })
