@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import type { ConfigurationError } from '../errors/zidane-error'
 import { createSqliteRuntime } from '../durable/sqlite/index'
 import { readFlags, usageError } from './parse-args'
@@ -26,7 +27,7 @@ export function parseAnswerArgs(argv: readonly string[]): AnswerArgs {
 
 /** Resolves the question's awakeable in the sessions file; the waiting run (in any process) continues with the answer. */
 export async function answerCommand(args: AnswerArgs, io: CliIo): Promise<number> {
-  const runtime = createSqliteRuntime({ path: args.sessionDb })
+  const runtime = createSqliteRuntime({ path: resolve(io.cwd, args.sessionDb) })
   try {
     const open = await runtime.pendingAwakeables()
     if (!open.some(question => question.id === args.id)) {

@@ -9,6 +9,7 @@ import { cliBuiltinTools } from './cli-tools'
 import { createInteractionTools } from '../tools/interaction-tools'
 import { createSpawnTool } from '../tools/spawn-tool'
 import type { ToolDef } from '../tools/tool'
+import { answerHint } from './answer-hint'
 import { askLine, askYesNo, shouldAskToResume } from './ask-yes-no'
 import { buildDurable } from './build-durable'
 import { attachOutput } from './output'
@@ -58,7 +59,7 @@ function buildAgent(args: RunArgs, io: CliIo, provider: Provider, sqlite: Sqlite
   const requestInteraction = (request: InteractionRequest): void => {
     if (interactive) void askLine(`${request.question} `, { input: io.stdin, output: io.stderr }).then(text => answer(request.awakeable.id, text))
     else if (!sqlite) answer(request.awakeable.id, '(no answer: the command line is not interactive)')
-    else io.stderr.write(`${request.question}\nwaiting for an answer: zidane answer --session-db ${args.sessionDb ?? ''} --id '${request.awakeable.id}' --answer "…"\n`)
+    else io.stderr.write(`${request.question}\nwaiting for an answer: ${answerHint(resolve(io.cwd, args.sessionDb ?? ''), request.awakeable.id)}\n`)
   }
   const builtin = cliBuiltinTools(root, args, io)
   const spawn = createSpawnTool({ childAgent: () => ({ provider, tools: builtin }), createAgent })
