@@ -26,7 +26,8 @@ export function checkSessions(sessions: readonly SessionRecord[]): Violation[] {
       continue
     }
     if (session.turns !== session.expectedTurns) violations.push({ code: 'turn_lost', detail: `${session.id} has ${String(session.turns)} model turns, expected ${session.expectedTurns}` })
-    if (session.runTurns !== undefined && session.runTurns !== session.expectedTurns) violations.push({ code: 'turn_lost', detail: `${session.id}'s run counts ${session.runTurns} turns, expected ${session.expectedTurns}` })
+    // A run's own count includes its sub-agents' turns: compared only for runs without children.
+    if (session.kind !== 'spawn' && session.runTurns !== undefined && session.runTurns !== session.expectedTurns) violations.push({ code: 'turn_lost', detail: `${session.id}'s run counts ${session.runTurns} turns, expected ${session.expectedTurns}` })
     if ((session.duplicateTurnIds ?? []).length > 0) violations.push({ code: 'turn_duplicated', detail: `${session.id} holds turns ${session.duplicateTurnIds?.join(', ') ?? ''} twice` })
     for (const expected of session.expectedText) {
       if (!(session.text ?? '').includes(expected)) violations.push({ code: session.kind === 'question' ? 'question_not_delivered' : 'answer_wrong', detail: `${session.id}'s answer lacks "${expected}": ${JSON.stringify(session.text ?? '').slice(0, 300)}` })

@@ -46,21 +46,34 @@ export function pickTarget(cluster: RunningCluster, random: () => number, kinds:
 }
 
 /**
+ * How long a Restate node must have been back before the next node is killed: its log server rejoins the nodesets and
+ * partition leadership settles. Killing nodes faster than that leaves log segments with one live copy, and the
+ * cluster waits (for minutes, measured) until reconfiguration completes: a failure rate no real cluster sees.
+ */
+export const RESTATE_KILL_SPACING_MS = 10_000
+
+/**
  * Makes `kills` kills spread over `seconds` and returns them in order. At most one process of each kind is down at a
- * time (so never two Restate nodes): a kill picks among the kinds whose last victim answers again, and waits when
- * every kind is still restarting. Stops early when `shouldStop` says so.
+ * time (so never two Restate nodes), and a Restate node is killed only {@link RESTATE_KILL_SPACING_MS} after the last
+ * one came back: a kill picks among the kinds that are ready, and waits when none is. Stops early when `shouldStop`
+ * says so.
  */
 export async function runKills(cluster: RunningCluster, kills: number, seconds: number, random: () => number, shouldStop: () => boolean = () => false): Promise<KillRecord[]> {
   const records: KillRecord[] = []
   const restarting = new Map<KillKind, Promise<void>>()
+  let restateReadyAt = 0
+  const ready = (): KillKind[] => KINDS.filter(kind => !restarting.has(kind) && (kind !== 'restate' || Date.now() >= restateReadyAt))
   const intervalMs = kills > 0 ? (seconds * 1000) / kills : 0
   const started = Date.now()
   for (let index = 0; index < kills && !shouldStop(); index++) {
     const dueAt = started + index * intervalMs + random() * intervalMs * 0.5
     if (dueAt > Date.now()) await new Promise(resolve => setTimeout(resolve, dueAt - Date.now()))
-    while (restarting.size === KINDS.length) await Promise.race(restarting.values())
-    const { kind, target } = pickTarget(cluster, random, KINDS.filter(each => !restarting.has(each)))
-    const done = killAndRestart(cluster, kind, target).then(record => { records.push(record) }).finally(() => restarting.delete(kind))
+    while (ready().length === 0) await Promise.race([...restarting.values(), new Promise(resolve => setTimeout(resolve, 250))])
+    const { kind, target } = pickTarget(cluster, random, ready())
+    const done = killAndRestart(cluster, kind, target).then(record => {
+      records.push(record)
+      if (kind === 'restate') restateReadyAt = Date.now() + RESTATE_KILL_SPACING_MS
+    }).finally(() => restarting.delete(kind))
     restarting.set(kind, done)
   }
   await Promise.all(restarting.values())
