@@ -15,7 +15,12 @@ interface AttemptBuffer {
   attempt: string
   deltas: LiveDelta[]
   chars: number
+  /** `performance.now()` of its latest delta (never journaled: the hub is in-memory only). */
+  lastDeltaMs: number
 }
+
+/** A buffer that got no delta this long belongs to an attempt that ended without telling (its invocation moved away). */
+const STALE_BUFFER_MS = 10 * 60_000
 
 /** Past this many characters an attempt's buffer keeps streaming but stops buffering (a late viewer waits for `turn:end`). */
 const MAX_BUFFERED_CHARS = 2_000_000
@@ -36,13 +41,19 @@ export interface LiveHub {
   size(): number
 }
 
-/** Creates an empty hub. */
-export function createLiveHub(): LiveHub {
+/** Creates an empty hub; `nowMs` is its clock (for dropping stale buffers). */
+export function createLiveHub(nowMs: () => number = () => performance.now()): LiveHub {
   const buffers = new Map<string, Map<string, AttemptBuffer>>()
   const listeners = new Map<string, Set<LiveListener>>()
+  let sweptMs = nowMs()
   return {
     publish(delta) {
-      bufferDelta(buffers, delta)
+      const now = nowMs()
+      if (now - sweptMs > STALE_BUFFER_MS / 10) {
+        sweptMs = now
+        dropStale(buffers, now)
+      }
+      bufferDelta(buffers, delta, now)
       for (const listener of listeners.get(delta.sessionKey) ?? []) callSafely(listener, delta)
     },
     endStep(sessionKey, runId, turn) {
@@ -66,14 +77,22 @@ export function createLiveHub(): LiveHub {
   }
 }
 
-function bufferDelta(buffers: Map<string, Map<string, AttemptBuffer>>, delta: LiveDelta): void {
+function dropStale(buffers: Map<string, Map<string, AttemptBuffer>>, now: number): void {
+  for (const [sessionKey, runs] of buffers) {
+    for (const [runId, buffer] of runs) if (now - buffer.lastDeltaMs > STALE_BUFFER_MS) runs.delete(runId)
+    if (runs.size === 0) buffers.delete(sessionKey)
+  }
+}
+
+function bufferDelta(buffers: Map<string, Map<string, AttemptBuffer>>, delta: LiveDelta, now: number): void {
   const runs = buffers.get(delta.sessionKey) ?? new Map<string, AttemptBuffer>()
   buffers.set(delta.sessionKey, runs)
   let buffer = runs.get(delta.runId)
   if (buffer?.attempt !== delta.attempt) {
-    buffer = { turn: delta.turn, attempt: delta.attempt, deltas: [], chars: 0 }
+    buffer = { turn: delta.turn, attempt: delta.attempt, deltas: [], chars: 0, lastDeltaMs: now }
     runs.set(delta.runId, buffer)
   }
+  buffer.lastDeltaMs = now
   if (buffer.chars + delta.text.length > MAX_BUFFERED_CHARS) return
   buffer.deltas.push(delta)
   buffer.chars += delta.text.length

@@ -61,6 +61,17 @@ describe('live hub', () => {
     expect(hub.size()).toBe(2) // two buffers, no listener
   })
 
+  it('drops the buffer of an attempt that got no delta for ten minutes (its invocation moved to another process)', () => {
+    let now = 0
+    const hub = createLiveHub(() => now)
+    hub.publish(delta({ runId: 'gone', text: 'old' }))
+    now = 11 * 60_000
+    hub.publish(delta({ sessionKey: 't~other', text: 'new' }))
+    const seen: string[] = []
+    hub.subscribe('t~s', event => seen.push(event.text))
+    expect(seen).toEqual([])
+  })
+
   it('keeps publishing to other viewers when one viewer throws', () => {
     const hub = createLiveHub()
     const seen: string[] = []
