@@ -4,13 +4,14 @@ import {
   type AnswerRequest,
   type AnswerResult,
   type CurrentInvocation,
-  type SessionEvent,
-  type SessionEventsRequest,
   type SessionInvocation,
   type SessionRunRequest,
   type SessionRunResult,
   type SessionView,
+  type SessionViewRequest,
 } from '../services/contract'
+import { EVENT_WATCH_SERVICE, EVENTS_SERVICE } from '../services/event-log/event-log-contract'
+import type { ReadEventsRequest, ReadEventsResult, WatchRequest, WatchResult } from '../services/event-log/event-log-contract'
 import { GatewayError, RestateCallError } from './errors'
 
 /** Where Restate listens. */
@@ -40,10 +41,14 @@ export interface RestateClient {
   sendRun(key: string, request: SessionRunRequest, idempotencyKey?: string): Promise<SendResult>
   /** Waits for the invocation to end; its output, or a {@link RestateCallError} (409 `Cancelled`, …). */
   attach(invocationId: string, signal?: AbortSignal): Promise<SessionRunResult>
-  getSession(key: string): Promise<SessionView>
+  /** The session's header, usage, pending questions and one page of turns (the newest unless `request` names one). */
+  getSession(key: string, request?: SessionViewRequest): Promise<SessionView>
   /** The session's current (or last) run invocation, undefined for a key that never ran; cheaper than {@link RestateClient.getSession}. */
   currentInvocation(key: string): Promise<CurrentInvocation | undefined>
-  events(key: string, after: number, limit: number): Promise<SessionEvent[]>
+  /** Events of the session's log with `seq > after`, at most `limit`, and the log's count. */
+  readEvents(key: string, after: number, limit: number): Promise<ReadEventsResult>
+  /** Parks until the session's log holds more than `after` events (its count), or `timeoutMs` passes (`null`). */
+  watchEvents(key: string, after: number, timeoutMs: number, signal: AbortSignal): Promise<WatchResult>
   /**
    * Sends the answer to the resumer and waits up to `waitMs` for its verdict. When the services are down the answer
    * stays queued in Restate (it is delivered when they are back) and this resolves `{ outcome: 'accepted' }`.
@@ -85,15 +90,21 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
         signal: signal ?? neverAborted,
       })
     },
-    async getSession(key) {
-      return call<SessionView>(session(key, 'get'), { method: 'POST', body: null })
+    async getSession(key, request = {}) {
+      return call<SessionView>(session(key, 'get'), { method: 'POST', body: request })
     },
     async currentInvocation(key) {
       return (await call<SessionInvocation | undefined>(session(key, 'invocation'), { method: 'POST', body: null })) ?? undefined
     },
-    async events(key, after, limit) {
-      const request: SessionEventsRequest = { after, limit }
-      return (await call<SessionEvent[] | null>(session(key, 'events'), { method: 'POST', body: request })) ?? []
+    async readEvents(key, after, limit) {
+      const request: ReadEventsRequest = { after, limit }
+      return call<ReadEventsResult>(`${ingress(EVENTS_SERVICE, key)}/read`, { method: 'POST', body: request })
+    },
+    async watchEvents(key, after, timeoutMs, signal) {
+      const request: WatchRequest = { key, after, timeoutMs }
+      // The call is held open while the watch is parked: its own deadline is the watch's, plus a margin.
+      const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + CALL_TIMEOUT_MS)])
+      return call<WatchResult>(`${ingress(EVENT_WATCH_SERVICE)}/wait`, { method: 'POST', body: request, signal: deadline })
     },
     async answer(awakeableId, answer, waitMs = ANSWER_WAIT_MS) {
       const request: AnswerRequest = { answer }

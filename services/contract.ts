@@ -53,28 +53,32 @@ export interface CurrentInvocation {
 /** Output of the shared handler `session/<key>/invocation` (null for a key that never ran): one state read, no session load. */
 export type SessionInvocation = CurrentInvocation | null
 
-/** Output of the shared handler `session/<key>/get`. `exists` is false for a key that never ran. */
+/**
+ * Output of the shared handler `session/<key>/get`: the header, usage, pending questions, one page of turns and the
+ * latest run records. `exists` is false for a key that never ran.
+ */
 export interface SessionView {
   exists: boolean
   id: string
   status: SessionStatus | 'cancelled'
-  turns: SessionTurn[]
-  runs: SessionRun[]
+  createdAt?: number
+  updatedAt?: number
+  counts: { turns: number; runs: number }
+  /** Totals of every run, sub-agents included in every counter. */
   usage: RunTotals
   pending: PendingQuestion[]
+  /** Turns `page.from … page.to - 1` (0-based indexes in the session). */
+  turns: SessionTurn[]
+  page: { from: number; to: number; total: number; limit: number; nextTurnsAfter: number | null; previousTurnsAfter: number | null }
+  /** The latest run records (at most 20), oldest first. */
+  runs: SessionRun[]
   invocation?: CurrentInvocation
 }
 
-/** One run event, in the session's ordered, addressable event log (`seq` starts at 1). */
-export interface SessionEvent {
-  seq: number
-  type: 'run:start' | 'turn:end' | 'tool:start' | 'tool:end' | 'question' | 'answer' | 'child:start' | 'child:end' | 'run:end'
-  at: number
-  data: Record<string, unknown>
-}
+/** Input of `session/<key>/get`: the turns from index `turnsAfter` on (default: the newest page), at most `limit` (default 50, at most 200). */
+export interface SessionViewRequest { turnsAfter?: number; limit?: number }
 
-/** Input of the shared handler `session/<key>/events`: events with `seq > after`, at most `limit` (default 100). */
-export interface SessionEventsRequest { after?: number; limit?: number }
+export type { SessionEvent } from './event-log/event-log-contract'
 
 /** Input of `resumer/<awakeableId>/register`, sent by the session object when it parks on a question. */
 export interface RegisterQuestionRequest {

@@ -11,10 +11,11 @@ import { loadLiveConfig } from './live/live-config'
 import { processLiveHub } from './live/process-hub'
 import { startLiveServer } from './live/start-live-server'
 import { resumerObject } from './resumer/resumer-object'
+import { eventLogObject, eventWatchService } from './event-log/event-log-object'
 import { shellPolicy } from './shell-policy'
 
 /**
- * Serves the three services on one HTTP/2 endpoint (bidirectional streaming); verifies Restate request signatures
+ * Serves the services on one HTTP/2 endpoint (bidirectional streaming); verifies Restate request signatures
  * when keys are configured. At start-up it stops the shell commands a killed earlier process left running, and
  * records its own. On SIGTERM/SIGINT it drains: running steps finish within the grace, then it exits, and Restate
  * continues the runs in the next process.
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   const drain = createAttemptDrain()
   // Only the HTTP/2 handler (createEndpointHandler builds an HTTP/1 one too, and each logs its signing keys).
   const endpoint = restate.endpoint().bind(sessionObject).bind(childService).bind(resumerObject).defaultServiceOptions({ hooks: [drain.hooks] })
+  endpoint.bind(eventLogObject).bind(eventWatchService)
   const handler = (config.identityKeys.length > 0 ? endpoint.withIdentityV1(...config.identityKeys) : endpoint).http2Handler()
   const server = http2.createServer(drain.handler(handler))
   installGracefulShutdown({ server, drain, graceMs: shutdown.graceMs })

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { GatewayError } from '../errors'
-import { streamEvents } from '../event-stream'
+import { EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
+import { SessionFeeds } from '../session-feeds'
 import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
 import { BUSY_RETRY_AFTER_SECONDS, createTenantCounter } from '../tenant-limits'
 import { sessionKey } from '../tenancy'
@@ -11,7 +12,8 @@ const schema = {
   summary: "Follow a session's events live (Server-Sent Events)",
   description:
     'Streams the session event log as SSE: `id: <seq>`, `event: <type>`, `data: <event JSON>`. Resumes after `Last-Event-ID` (or `?after=`). ' +
-    'A comment every 15 s keeps the connection open; the stream ends when the client disconnects. While Restate is unreachable it sends one `gateway:error` event and keeps retrying.',
+    'A comment every 15 s keeps the connection open; the stream ends when the client disconnects. While Restate is unreachable it sends one `gateway:error` event and keeps retrying. ' +
+    'New events are pushed: an idle session costs no polling. `HEAD` answers at once with the stream headers.',
   tags: ['sessions'],
   security: bearerSecurity,
   params: sessionParamsSchema,
@@ -28,6 +30,11 @@ const schema = {
 
 /** `GET /v1/sessions/:sessionId/events`: the session's event log as a live SSE stream. */
 export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, limits }) => {
+  const source = {
+    read: (key: string, after: number, limit: number) => restate.readEvents(key, after, limit),
+    watch: (key: string, after: number, timeoutMs: number, signal: AbortSignal) => restate.watchEvents(key, after, timeoutMs, signal),
+  }
+  const feeds = new SessionFeeds(source)
   const openStreams = new Set<AbortController>()
   const streamsOfTenant = createTenantCounter()
   // Streams never end on their own; without this, closing the app would wait for every client to leave.
@@ -39,6 +46,10 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
     { onRequest: auth.requireApiKey, schema },
     async (request, reply) => {
       const key = sessionKey(request.tenant, request.params.sessionId)
+      if (request.method === 'HEAD') {
+        await existingInvocation(restate, key)
+        return reply.status(200).headers(EVENT_STREAM_HEADERS).send()
+      }
       if (streamsOfTenant.count(request.tenant) >= limits.maxEventStreams) {
         throw new GatewayError('too_many_streams', `this API key already has ${limits.maxEventStreams} event streams open`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
       }
@@ -56,7 +67,7 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
       reply.raw.once('close', () => gone.abort())
       reply.hijack()
       try {
-        await streamEvents(reply.raw, (cursor, limit) => restate.events(key, cursor, limit), after, gone.signal)
+        await streamEvents(reply.raw, feeds, source, key, after, gone.signal)
       } finally {
         openStreams.delete(gone)
         release()

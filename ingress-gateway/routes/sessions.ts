@@ -1,11 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify'
-import type { CurrentInvocation, PendingQuestion, SessionView } from '../../services/contract'
+import type { CurrentInvocation, PendingQuestion, SessionView, SessionViewRequest } from '../../services/contract'
 import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../../services/contract'
 import { answerUrl } from '../answer-token'
 import { GatewayError, RestateCallError } from '../errors'
 import type { RestateClient } from '../restate-client'
 import { invocationStatus, objectLockHolder, objectState } from '../restate-queries'
-import { bearerSecurity, errorResponses, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
+import { bearerSecurity, errorResponses, passThroughObject, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
 
@@ -19,20 +19,57 @@ const pendingQuestionSchema = {
     options: { type: 'array', items: { type: 'string' } },
     createdAt: { type: 'number' },
     expiresAt: { type: 'number' },
-    answerUrl: { type: 'string', description: 'POST `{ "answer": ... }` here to answer without an API key.' },
+    tool: { type: 'string', description: 'The tool an approval is about (kind `approval`).' },
+    input: { type: 'string', description: "That call's input as JSON text, cut to 2,000 characters (then ending with `…`)." },
+    answerUrl: { type: 'string', description: 'POST `{ "answer": ... }` (an approval: `{ "decision": "approve" | "deny", "reason"?: string }`) here to answer without an API key.' },
+  },
+} as const
+
+const totalsSchema = {
+  type: 'object',
+  description: 'Totals of every run of the session, sub-agents included in every counter.',
+  required: ['usage', 'costUsd', 'modelRequests', 'toolCalls', 'turns'],
+  properties: {
+    usage: {
+      type: 'object',
+      required: ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'],
+      properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' }, cacheReadTokens: { type: 'integer' }, cacheWriteTokens: { type: 'integer' } },
+    },
+    costUsd: { type: 'number' },
+    modelRequests: { type: 'integer' },
+    toolCalls: { type: 'integer' },
+    turns: { type: 'integer' },
+  },
+} as const
+
+const pageSchema = {
+  type: 'object',
+  description: 'Which turns `turns` holds: indexes `from` to `to - 1` of `total`. Pass `nextTurnsAfter` (or `previousTurnsAfter`) as `turnsAfter` for the next (or previous) page; `null` at either end.',
+  required: ['from', 'to', 'total', 'limit', 'nextTurnsAfter', 'previousTurnsAfter'],
+  properties: {
+    from: { type: 'integer' },
+    to: { type: 'integer' },
+    total: { type: 'integer' },
+    limit: { type: 'integer' },
+    nextTurnsAfter: { type: ['integer', 'null'] },
+    previousTurnsAfter: { type: ['integer', 'null'] },
   },
 } as const
 
 const sessionSchema = {
   type: 'object',
-  required: ['id', 'status', 'turns', 'runs', 'usage', 'pending'],
+  required: ['id', 'status', 'counts', 'usage', 'pending', 'turns', 'page', 'runs'],
   properties: {
     id: { type: 'string' },
     status: { type: 'string' },
-    turns: { type: 'array', items: passThroughObject },
-    runs: { type: 'array', items: passThroughObject },
-    usage: passThroughObject,
+    createdAt: { type: 'number' },
+    updatedAt: { type: 'number' },
+    counts: { type: 'object', required: ['turns', 'runs'], properties: { turns: { type: 'integer' }, runs: { type: 'integer' } } },
+    usage: totalsSchema,
     pending: { type: 'array', items: pendingQuestionSchema },
+    turns: { type: 'array', items: passThroughObject },
+    page: pageSchema,
+    runs: { type: 'array', description: 'The latest run records (at most 20), oldest first.', items: passThroughObject },
     invocation: {
       type: 'object',
       required: ['invocationId', 'status', 'startedAt'],
@@ -43,29 +80,36 @@ const sessionSchema = {
 
 /** `GET /v1/sessions/:sessionId` (status, turns, runs, usage, pending questions) and `POST .../cancel`. */
 export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, config }) => {
-  app.get<{ Params: SessionParams }>(
+  app.get<{ Params: SessionParams; Querystring: SessionViewRequest }>(
     '/v1/sessions/:sessionId',
     {
       onRequest: auth.requireApiKey,
       schema: {
         summary: 'Read a session',
-        description: 'While the current run waits (for an answer or its sub-agents) and Restate has suspended it, `status` and `invocation.status` are `suspended`.',
+        description:
+          'The session header, usage totals (sub-agents included), pending questions, the latest runs and one page of turns: the newest page unless `turnsAfter` names one. ' +
+          'While the current run waits (for an answer or its sub-agents) and Restate has suspended it, `status` and `invocation.status` are `suspended`.',
         tags: ['sessions'],
         security: bearerSecurity,
         params: sessionParamsSchema,
+        querystring: querySchema({
+          turnsAfter: { type: 'integer', minimum: 0, maximum: 1_000_000_000, description: 'Return the turns from this 0-based index on (the first `turnsAfter` turns are skipped). Default: the newest page.' },
+          limit: { type: 'integer', minimum: 1, maximum: 200, default: 50, description: 'Turns per page.' },
+        }),
         response: { 200: sessionSchema, ...errorResponses },
       },
     },
     async (request) => {
-      const view = await existingSession(restate, sessionKey(request.tenant, request.params.sessionId))
+      const view = await existingSession(restate, sessionKey(request.tenant, request.params.sessionId), request.query)
       const invocation = await asRestateSees(restate, view.invocation)
       const withLink = (question: PendingQuestion): PendingQuestion & { answerUrl: string } => ({
         ...question,
         answerUrl: answerUrl(config.publicUrl, config.answerSecret, question.id),
       })
-      const { turns, runs, usage } = view
+      const { turns, runs, usage, counts, page } = view
       const status = invocation?.status === 'suspended' ? 'suspended' : invocation?.status === 'killed' ? 'interrupted' : view.status
-      return { id: request.params.sessionId, status, turns, runs, usage, pending: view.pending.map(withLink), ...(invocation === undefined ? {} : { invocation }) }
+      const stamps = view.createdAt === undefined ? {} : { createdAt: view.createdAt, updatedAt: view.updatedAt }
+      return { id: request.params.sessionId, status, ...stamps, counts, usage, pending: view.pending.map(withLink), turns, page, runs, ...(invocation === undefined ? {} : { invocation }) }
     },
   )
 
@@ -123,8 +167,8 @@ async function asRestateSees(restate: RestateClient, invocation: CurrentInvocati
 }
 
 /** The session's view, or 404 `session_not_found` for a key that never ran (another tenant's session included). */
-async function existingSession(restate: RestateClient, key: string): Promise<SessionView> {
-  const view = await restate.getSession(key)
+async function existingSession(restate: RestateClient, key: string, request: SessionViewRequest): Promise<SessionView> {
+  const view = await restate.getSession(key, request)
   if (!view.exists) throw notFound(key)
   return view
 }

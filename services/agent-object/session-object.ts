@@ -1,13 +1,12 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats, CreateAgentOptions } from 'zidane'
-import { isRestateCancellation, restateRuntime, restateSessionStore, restateSpawnTool } from 'zidane/restate'
+import { isRestateCancellation, restateRuntime, restateSpawnTool } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
-import type { SessionData } from 'zidane/session'
 import { boundaryProbe } from '../boundary-probe'
 import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
-import type { CurrentInvocation, PendingQuestion, SessionEvent, SessionEventsRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView } from '../contract'
+import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
 import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
@@ -21,7 +20,8 @@ import { withErrorBoundary } from '../handler-boundary'
 import type { HandlerEnding } from '../handler-boundary'
 import { PENDING_QUESTIONS_KEY } from './pending-questions'
 import { restateInteractionTools } from './restate-interaction-tools'
-import { buildSessionView, deriveEvents } from './session-view'
+import { readSessionView } from './session-view'
+import { recordedSessionStore } from '../event-log/session-events'
 
 
 const config = loadServicesConfig()
@@ -72,7 +72,7 @@ async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentI
 /** Ends the session's running runs with `status`, closing their open tool calls with `text`. */
 async function closeUnfinishedRuns(ctx: restate.ObjectContext, end: { status: 'cancelled' | 'failed'; reason: string; endedAt: number; text: string }): Promise<void> {
   const clock = { now: () => end.endedAt }
-  const session = await loadSession(restateSessionStore(ctx, { clock }), ctx.key, { clock })
+  const session = await loadSession(recordedSessionStore(ctx, { clock }), ctx.key, { clock })
   if (!session) return
   const running = session.runs.filter(run => run.status === 'running')
   await session.healInterruptedToolCalls(end.text, running.at(-1)?.id)
@@ -82,7 +82,7 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, end: { status: 'c
 
 async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<AgentStats> {
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, ...boundaryProbe() })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx), ...boundaryProbe() })
   const store = durable.stores.session
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))
@@ -109,35 +109,28 @@ function approvalOptions(ctx: restate.ObjectContext): Pick<CreateAgentOptions, '
   return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx) } : {}
 }
 
-/** What the shared `get` handler returns, read without blocking a running invocation. */
-async function readView(ctx: restate.ObjectSharedContext): Promise<SessionView> {
-  const session = await readSession(ctx)
+/** What the shared `get` handler returns: the header, usage, pending questions and one page of turns, read without blocking a running invocation. */
+async function readView(ctx: restate.ObjectSharedContext, request: SessionViewRequest | null): Promise<SessionView> {
   const pending = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []
   const invocation = await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)
-  return buildSessionView(ctx.key, session, pending, invocation)
-}
-
-async function readSession(ctx: restate.ObjectSharedContext): Promise<SessionData | null> {
-  return (await loadSession(restateSessionStore(ctx, { readOnly: true }), ctx.key))?.toJSON() ?? null
+  return readSessionView(ctx, request ?? {}, pending, invocation)
 }
 
 const timeouts = { inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }
+/** Reads are not worth keeping once answered: Restate drops their journal at once, so polling piles up nothing. */
+const unretained = { journalRetention: 0, idempotencyRetention: 0 }
 
 /**
  * The agent session: one virtual object per session key (`<tenant>~<sessionId>`). `run` is exclusive (one run at
- * a time; later prompts queue), `get`, `invocation`, `pending` and `events` are shared and never block a running invocation.
+ * a time; later prompts queue), `get`, `invocation` and `pending` are shared and never block a running invocation.
  */
 export const sessionObject = restate.object({
   name: SESSION_SERVICE,
   handlers: {
     run: restate.handlers.object.exclusive(timeouts, runSession),
-    get: restate.handlers.object.shared(readView),
-    invocation: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
-    pending: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),
-    events: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, request: SessionEventsRequest | null): Promise<SessionEvent[]> => {
-      const after = request?.after ?? 0
-      return deriveEvents(await readSession(ctx)).filter(event => event.seq > after).slice(0, request?.limit ?? 100)
-    }),
+    get: restate.handlers.object.shared(unretained, readView),
+    invocation: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
+    pending: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),
   },
   options: timeouts,
 })

@@ -1,90 +1,44 @@
-import type { RunTotals, SessionData, SessionTurn } from 'zidane/session'
-import type { CurrentInvocation, PendingQuestion, SessionEvent, SessionView } from '../contract'
+import type * as restate from '@restatedev/restate-sdk'
+import { emptyRunTotals, readSessionHeader, readSessionRuns, readSessionTurns } from 'zidane/restate'
+import type { CurrentInvocation, PendingQuestion, SessionView, SessionViewRequest } from '../contract'
 
-/** Sums the totals of the session's top-level runs (each already includes its children). */
-export function sessionTotals(session: SessionData | null): RunTotals {
-  const totals: RunTotals = { usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, modelRequests: 0, toolCalls: 0, turns: 0 }
-  for (const run of session?.runs ?? []) {
-    if (run.label !== undefined || !run.totals) continue
-    totals.usage.inputTokens += run.totals.usage.inputTokens
-    totals.usage.outputTokens += run.totals.usage.outputTokens
-    totals.usage.cacheReadTokens += run.totals.usage.cacheReadTokens
-    totals.usage.cacheWriteTokens += run.totals.usage.cacheWriteTokens
-    totals.costUsd = Math.round((totals.costUsd + run.totals.costUsd) * 1e9) / 1e9
-    totals.modelRequests += run.totals.modelRequests
-    totals.toolCalls += run.totals.toolCalls
-    totals.turns += run.totals.turns
-  }
-  return totals
-}
+/** Turns a page holds when the request names no `limit`. */
+export const DEFAULT_TURN_PAGE = 50
+/** Most turns one page holds. */
+export const MAX_TURN_PAGE = 200
+/** Run records a view lists: the latest ones. */
+export const VIEW_RUNS = 20
 
-/** Builds what the shared `get` handler returns. */
-export function buildSessionView(key: string, session: SessionData | null, pending: PendingQuestion[], invocation: CurrentInvocation | null): SessionView {
-  const cancelled = invocation?.status === 'cancelled'
-  const view: SessionView = {
-    exists: session !== null || invocation !== null,
-    id: key,
-    status: cancelled ? 'cancelled' : session?.status ?? (invocation ? 'running' : 'idle'),
-    turns: session?.turns ?? [],
-    runs: session?.runs ?? [],
-    usage: sessionTotals(session),
-    pending,
-  }
-  if (invocation) view.invocation = invocation
-  return view
+/** Which turns a page holds: `[from, to)` of `total`, with the cursors of its neighbours. */
+export function turnPage(total: number, request: SessionViewRequest): SessionView['page'] {
+  const limit = Math.min(MAX_TURN_PAGE, Math.max(1, Math.floor(request.limit ?? DEFAULT_TURN_PAGE)))
+  const from = request.turnsAfter === undefined ? Math.max(0, total - limit) : Math.min(total, Math.max(0, Math.floor(request.turnsAfter)))
+  const to = Math.min(total, from + limit)
+  return { from, to, total, limit, nextTurnsAfter: to < total ? to : null, previousTurnsAfter: from > 0 ? Math.max(0, from - limit) : null }
 }
 
 /**
- * Derives the session's ordered event log from its turns and runs. Turns and runs are append-only, so the log only
- * grows at its end and a `seq` always names the same event: clients resume from `Last-Event-ID`.
+ * Reads what the shared `get` handler returns: the header (one read), a page of turns (one read each) and the latest
+ * run records. Its cost is the page's, whatever the session's length.
  */
-export function deriveEvents(session: SessionData | null): SessionEvent[] {
-  const events: Omit<SessionEvent, 'seq'>[] = []
-  const runs = new Map((session?.runs ?? []).map(run => [run.id, run]))
-  const started = new Set<string>()
-  const toolNames = new Map<string, string>()
-  const openTurns: OpenTurn[] = []
-  const lastTurnOfRun = new Map((session?.turns ?? []).map(turn => [turn.runId, turn.id]))
-  for (const turn of session?.turns ?? []) {
-    const run = runs.get(turn.runId)
-    if (run && !started.has(run.id)) {
-      started.add(run.id)
-      events.push(run.label ? { type: 'child:start', at: run.startedAt, data: { runId: run.id, label: run.label, depth: run.depth, task: run.prompt } } : { type: 'run:start', at: run.startedAt, data: { runId: run.id, prompt: run.prompt } })
-    }
-    for (const block of turn.content) {
-      if (block.type === 'tool_use') {
-        toolNames.set(block.id, block.name)
-        events.push({ type: 'tool:start', at: turn.createdAt, data: { runId: turn.runId, callId: block.id, name: block.name, input: block.input } })
-        if (block.name === 'ask_user' || block.name === 'present_plan') events.push({ type: 'question', at: turn.createdAt, data: { runId: turn.runId, callId: block.id, kind: block.name, question: block.input.question ?? block.input.plan ?? '' } })
-      }
-      if (block.type === 'tool_result') {
-        events.push({ type: 'tool:end', at: turn.createdAt, data: { runId: turn.runId, callId: block.toolUseId, name: toolNames.get(block.toolUseId) ?? '', isError: block.isError === true } })
-        closeCall(openTurns, block.toolUseId, turn.createdAt, events)
-      }
-    }
-    if (turn.role === 'assistant') openTurn(openTurns, turn, events)
-    if (run && run.endedAt !== undefined && lastTurnOfRun.get(run.id) === turn.id) {
-      events.push(run.label ? { type: 'child:end', at: run.endedAt, data: { runId: run.id, label: run.label, status: run.status } } : { type: 'run:end', at: run.endedAt, data: { runId: run.id, status: run.status, text: run.text ?? '' } })
-    }
+export async function readSessionView(ctx: restate.ObjectSharedContext, request: SessionViewRequest, pending: PendingQuestion[], invocation: CurrentInvocation | null): Promise<SessionView> {
+  const header = await readSessionHeader(ctx)
+  const page = turnPage(header?.turnCount ?? 0, request)
+  const turns = header ? await readSessionTurns(ctx, page.from, page.to) : []
+  const runs = header ? await readSessionRuns(ctx, Math.max(0, header.runCount - VIEW_RUNS), header.runCount) : []
+  const cancelled = invocation?.status === 'cancelled'
+  const view: SessionView = {
+    exists: header !== null || invocation !== null,
+    id: ctx.key,
+    status: cancelled ? 'cancelled' : header?.status ?? (invocation ? 'running' : 'idle'),
+    counts: { turns: header?.turnCount ?? 0, runs: header?.runCount ?? 0 },
+    usage: header?.totals ?? emptyRunTotals(),
+    pending,
+    turns,
+    page,
+    runs,
   }
-  return events.map((event, index) => ({ ...event, seq: index + 1 }))
-}
-
-/** A model turn whose tool calls have not all returned yet: its `turn:end` comes when the last result arrives. */
-interface OpenTurn { runId: string; turnId: string; calls: Set<string> }
-
-function openTurn(openTurns: OpenTurn[], turn: SessionTurn, events: Omit<SessionEvent, 'seq'>[]): void {
-  const calls = new Set(turn.content.flatMap(block => (block.type === 'tool_use' ? [block.id] : [])))
-  if (calls.size === 0) events.push({ type: 'turn:end', at: turn.createdAt, data: { runId: turn.runId, turnId: turn.id } })
-  else openTurns.push({ runId: turn.runId, turnId: turn.id, calls })
-}
-
-function closeCall(openTurns: OpenTurn[], callId: string, at: number, events: Omit<SessionEvent, 'seq'>[]): void {
-  const index = openTurns.findIndex(open => open.calls.has(callId))
-  const open = openTurns[index]
-  if (!open) return
-  open.calls.delete(callId)
-  if (open.calls.size > 0) return
-  openTurns.splice(index, 1)
-  events.push({ type: 'turn:end', at, data: { runId: open.runId, turnId: open.turnId } })
+  if (header) Object.assign(view, { createdAt: header.createdAt, updatedAt: header.updatedAt })
+  if (invocation) view.invocation = invocation
+  return view
 }

@@ -8,6 +8,8 @@ import { boundaryProbe } from '../boundary-probe'
 import { withErrorBoundary } from '../handler-boundary'
 import { loadServicesConfig } from '../config'
 import { CHILD_SERVICE } from '../contract'
+import { rootSessionKey } from '../event-log/event-log-contract'
+import { recordedChildStore } from '../event-log/session-events'
 import { servicesProvider } from '../model-provider'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
@@ -35,8 +37,10 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
     const error = `Sub-agent depth ${request.depth} is above the maximum of ${config.maxChildDepth}; the task was not run.`
     return { text: '', status: 'error', error, stats: refusedStats(request, startedAt), turns: [], startedAt, endedAt: startedAt }
   }
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, ...boundaryProbe() })
-  const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, clock: { now: () => startedAt } })
+  // The sub-agent's events go live to its root session's log; its turns reach the session when the parent merges them.
+  const sessionStore = recordedChildStore(ctx, rootSessionKey(request.sessionId ?? 'children'), { depth: request.depth, label: request.label })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, sessionStore, ...boundaryProbe() })
+  const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, store: sessionStore, clock: { now: () => startedAt } })
   const merged: MergedChild[] = []
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
   const spawn = restateSpawnTool({

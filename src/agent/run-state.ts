@@ -40,6 +40,13 @@ export function addToTotals(totals: RunTotals, usage: Usage, costUsd: number): v
   totals.costUsd = roundUsd(totals.costUsd + costUsd)
 }
 
+/** Adds a sub-agent's model requests, turns and tool calls to the run totals (its tokens come through {@link addToTotals}). */
+export function addWork(totals: RunTotals, work: { modelRequests: number; turns: number; toolCalls: number }): void {
+  totals.modelRequests += work.modelRequests
+  totals.turns += work.turns
+  totals.toolCalls += work.toolCalls
+}
+
 /** Rounds to a micro-dollar so sums stay stable. */
 export function roundUsd(value: number): number {
   return Math.round(value * 1e9) / 1e9

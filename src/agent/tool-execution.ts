@@ -22,6 +22,8 @@ export interface ToolStepRecord extends ToolResult {
   /** Usage and cost a tool incurred (a sub-agent's), added to the run totals. */
   usage?: Usage
   costUsd?: number
+  /** Work a sub-agent did (its model requests, turns and tool calls, its own children included), added to the run totals. */
+  work?: { modelRequests: number; turns: number; toolCalls: number }
   /** When the call finished, read inside the step (journaled with it). */
   endedAt?: number
   /** Tool-state writes the call made, applied after its step (see `stageToolState`). */

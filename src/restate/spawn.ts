@@ -202,7 +202,8 @@ function toToolResult(label: string, result: ChildRunResult): ToolResult {
   const text = result.text || `(${label} returned no text)`
   const content = result.status === 'error' && result.error ? `${label} failed: ${result.error}\n${result.text}`.trim() : text
   // usage and costUsd ride along so the loop adds the child's spend to the run totals.
-  const record = { content, usage: result.stats.usage, costUsd: result.stats.costUsd }
+  const { modelRequests, turns, toolCalls } = result.stats
+  const record = { content, usage: result.stats.usage, costUsd: result.stats.costUsd, work: { modelRequests, turns, toolCalls } }
   return result.status === 'error' ? { ...record, isError: true } : record
 }
 

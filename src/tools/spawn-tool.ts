@@ -57,7 +57,7 @@ async function runChild(options: SpawnToolOptions, task: string, label: string, 
   const stats = await child.run({ prompt: task, runId: childRunId })
   await ctx.hooks.callHook('child:run:end', { ...base, status: stats.status, stats })
   if (options.persist !== false && ctx.session) await mergeChild(ctx.session, await child.session(), base)
-  return { content: stats.text || `(child ${label} ended with status ${stats.status})`, isError: stats.status === 'error', usage: stats.usage, costUsd: stats.costUsd }
+  return { content: stats.text || `(child ${label} ended with status ${stats.status})`, isError: stats.status === 'error', usage: stats.usage, costUsd: stats.costUsd, work: { modelRequests: stats.modelRequests, turns: stats.turns, toolCalls: stats.toolCalls } }
 }
 
 function forwardChildEvents(child: Pick<Agent, 'hooks'>, ctx: ToolContext, base: { label: string; depth: number; parentRunId: string; parentCallId: string; childRunId: string }): void {

@@ -1,11 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SessionEvent, SessionEventsRequest } from '../../services/contract'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { SessionEvent } from '../../services/contract'
+import type { ReadEventsRequest, WatchRequest } from '../../services/event-log/event-log-contract'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
 import { bearer, KEY_A, testGateway } from './helpers/gateway'
 
-const SESSION_PATH = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 's1'))}`
+const KEY_S1 = sessionKey(tenantOf(KEY_A), 's1')
+const SESSION_PATH = `/session/${encodeURIComponent(KEY_S1)}`
+const EVENTS_PATH = `/events/${encodeURIComponent(KEY_S1)}`
 
 function event(seq: number): SessionEvent {
   return { seq, type: seq === 1 ? 'run:start' : 'turn:end', at: 1000 + seq, data: { n: seq } }
@@ -41,9 +45,17 @@ describe('GET /v1/sessions/:sessionId/events', () => {
   beforeAll(async () => {
     restate = await startFakeRestate()
     restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } })
-    restate.on(`POST ${SESSION_PATH}/events`, (request) => {
-      const { after = 0, limit = 100 } = request.body as SessionEventsRequest
-      return { status: 200, body: log.filter((entry) => entry.seq > after).slice(0, limit) }
+    restate.on(`POST ${EVENTS_PATH}/read`, (request) => {
+      const { after = 0, limit = 100 } = request.body as ReadEventsRequest
+      return { status: 200, body: { events: log.filter((entry) => entry.seq > after).slice(0, limit), count: log.length } }
+    })
+    // The parked watch: answers once the log passes `after` (checked every 10 ms here), or at its timeout.
+    restate.on('POST /event_watch/wait', async (request) => {
+      const { after, timeoutMs } = request.body as WatchRequest
+      for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(10)) {
+        if (log.length > after) return { status: 200, body: { count: log.length } }
+      }
+      return { status: 200, body: { count: null } }
     })
     app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: restate.url })
     base = await app.listen({ port: 0, host: '127.0.0.1' })
@@ -67,7 +79,7 @@ describe('GET /v1/sessions/:sessionId/events', () => {
   it('resumes after Last-Event-ID, which wins over ?after=', async () => {
     const { frames } = await readEvents(`${base}/v1/sessions/s1/events?after=0`, { ...bearer(KEY_A), 'last-event-id': '2' }, 2)
     expect(frames.filter((frame) => frame.startsWith('id:')).map((frame) => frame.split('\n')[0])).toEqual(['id: 3', 'id: 4'])
-    const afterRequests = restate.requests.filter((request) => request.path.endsWith('/events')).map((request) => (request.body as SessionEventsRequest).after)
+    const afterRequests = restate.requests.filter((request) => request.path.endsWith('/read')).map((request) => (request.body as ReadEventsRequest).after)
     expect(afterRequests).toContain(2)
   })
 
@@ -91,11 +103,33 @@ describe('GET /v1/sessions/:sessionId/events', () => {
     const flakyPath = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'flaky'))}`
     let calls = 0
     restate.on(`POST ${flakyPath}/invocation`, { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } })
-    restate.on(`POST ${flakyPath}/events`, () => (++calls <= 2 ? { status: 503, body: { message: 'starting' } } : { status: 200, body: [event(1)] }))
+    restate.on(`POST /events/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'flaky'))}/read`, () => (++calls <= 2 ? { status: 503, body: { message: 'starting' } } : { status: 200, body: { events: [event(1)], count: 1 } }))
     const { frames } = await readEvents(`${base}/v1/sessions/flaky/events`, bearer(KEY_A), 1)
     const errors = frames.filter((frame) => frame.startsWith('event: gateway:error'))
     expect(errors).toEqual([`event: gateway:error\ndata: ${JSON.stringify({ code: 'restate_unavailable', message: 'Restate is unavailable: starting' })}`])
     expect(frames.at(-1)).toMatch(/^id: 1\n/)
+  })
+
+  it('costs no read while the session is idle: viewers wait on one shared watch', async () => {
+    const viewers = [1, 2, 3].map(() => readEvents(`${base}/v1/sessions/s1/events?after=${log.length}`, bearer(KEY_A), 1))
+    const calls = (): number => restate.requests.filter((request) => request.path.startsWith(EVENTS_PATH) || request.path === '/event_watch/wait').length
+    // The viewers' first reads, and the shared watch parked: wait until nothing more is asked.
+    let settled = -1
+    while (settled !== calls()) {
+      settled = calls()
+      await sleep(300)
+    }
+    await sleep(700)
+    expect(calls()).toBe(settled)
+    log.push(event(log.length + 1))
+    const frames = await Promise.all(viewers)
+    for (const viewer of frames) expect(viewer.frames.filter((frame) => frame.startsWith('id:'))).toHaveLength(1)
+  })
+
+  it('answers HEAD at once with the stream headers', async () => {
+    const response = await fetch(`${base}/v1/sessions/s1/events`, { method: 'HEAD', headers: bearer(KEY_A), signal: AbortSignal.timeout(5_000) })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
   })
 
   it('closing the app ends open streams', async () => {

@@ -37,10 +37,13 @@ function plausibleRestate(request: RecordedRequest): FakeResponse {
   if (path.includes('/inv_answer/attach')) return { status: 200, body: { outcome: 'answered' } }
   if (path.includes('/attach')) return { status: 200, body: { status: 'completed', text: 'done', stats: { turns: 1 } } }
   if (path.endsWith('/invocation')) return { status: 200, body: { invocationId: 'inv_run', status: 'running', startedAt: 1 } }
-  if (path.endsWith('/events')) return { status: 200, body: [{ seq: 1, type: 'run:start', at: 1, data: {} }] }
-  if (path.endsWith('/get')) return { status: 200, body: { exists: true, id: 'x', status: 'idle', turns: [], runs: [], usage: {}, pending: [] } }
+  if (path.endsWith('/read')) return { status: 200, body: { events: [{ seq: 1, type: 'run:start', at: 1, data: {} }], count: 1 } }
+  if (path === '/event_watch/wait') return { status: 200, body: { count: null } }
+  if (path.endsWith('/get')) return { status: 200, body: { exists: true, id: 'x', status: 'idle', turns: [], runs: [], usage: EMPTY_TOTALS, pending: [], counts: { turns: 0, runs: 0 }, page: { from: 0, to: 0, total: 0, limit: 50, nextTurnsAfter: null, previousTurnsAfter: null } } }
   return { status: 200, body: null }
 }
+
+const EMPTY_TOTALS = { usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, modelRequests: 0, toolCalls: 0, turns: 0 }
 
 /** Rows of the admin API's SQL: the session's lock is held (so a cancel finds a run), nothing else is known. */
 function sqlRows(query: string): unknown[] {

@@ -16,7 +16,11 @@ function view(overrides: Partial<SessionView> = {}): SessionView {
     status: 'waiting',
     turns: [{ id: 't1', runId: 'r1', role: 'user', content: [{ type: 'text', text: 'hi' }], createdAt: 1 }],
     runs: [{ id: 'r1', status: 'running', prompt: 'hi', startedAt: 1, depth: 0 }],
-    usage: { usage: { inputTokens: 3, outputTokens: 4 }, costUsd: 0.5, modelRequests: 1, toolCalls: 0, turns: 1 } as SessionView['usage'],
+    usage: { usage: { inputTokens: 3, outputTokens: 4, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0.5, modelRequests: 1, toolCalls: 0, turns: 1 },
+    counts: { turns: 1, runs: 1 },
+    page: { from: 0, to: 1, total: 1, limit: 50, nextTurnsAfter: null, previousTurnsAfter: null },
+    createdAt: 1,
+    updatedAt: 2,
     pending: [{ id: 'sign_1q/x', kind: 'ask_user', question: 'Which one?', options: ['a', 'b'], createdAt: 5 }],
     invocation: { invocationId: 'inv_1', status: 'running', startedAt: 1 },
     ...overrides,
@@ -37,7 +41,7 @@ function sqlQueries(restate: FakeRestate): string[] {
   return restate.requests.filter((request) => request.path === '/admin/query').map((request) => (request.body as { query: string }).query)
 }
 
-const MISSING: SessionView = { exists: false, id: '', status: 'idle', turns: [], runs: [], usage: view().usage, pending: [] }
+const MISSING: SessionView = { exists: false, id: '', status: 'idle', turns: [], runs: [], usage: view().usage, pending: [], counts: { turns: 0, runs: 0 }, page: { from: 0, to: 0, total: 0, limit: 50, nextTurnsAfter: null, previousTurnsAfter: null } }
 
 describe('routes against a stand-in Restate', () => {
   let restate: FakeRestate
@@ -142,13 +146,30 @@ describe('routes against a stand-in Restate', () => {
       expect(body).toEqual({
         id: 's1',
         status: 'waiting',
+        createdAt: 1,
+        updatedAt: 2,
+        counts: expected.counts,
         turns: expected.turns,
+        page: expected.page,
         runs: expected.runs,
         usage: expected.usage,
         invocation: expected.invocation,
         pending: [{ ...expected.pending[0], answerUrl: `http://gateway.test/v1/awakeables/sign_1q%2Fx/resolve?token=${signAnswerToken(testConfig().answerSecret, 'sign_1q/x')}` }],
       })
-      expect(restate.requests[0]?.body).toBeNull()
+      expect(restate.requests[0]?.body).toEqual({ limit: 50 })
+    })
+
+    it('passes the page asked for, validated', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
+      restate.on('POST /admin/query', sqlTables({ sys_invocation: [{ status: 'running' }] }))
+      const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1?turnsAfter=40&limit=20', headers: bearer(KEY_A) })
+      expect(response.statusCode).toBe(200)
+      expect(restate.requests[0]?.body).toEqual({ turnsAfter: 40, limit: 20 })
+      for (const query of ['limit=0', 'limit=201', 'turnsAfter=-1', 'turnsAfter=x', 'page=2']) {
+        const bad = await app.inject({ method: 'GET', url: `/v1/sessions/s1?${query}`, headers: bearer(KEY_A) })
+        expect(bad.statusCode, query).toBe(400)
+        expect(bad.json().error.code, query).toBe('invalid_request')
+      }
     })
 
     it('reports suspended (status and invocation) while Restate has suspended the running invocation', async () => {

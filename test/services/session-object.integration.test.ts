@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { AnswerResult, SessionRunResult, SessionView } from '../../services/contract'
+import type { ReadEventsResult } from '../../services/event-log/event-log-contract'
 import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 
@@ -15,11 +16,18 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     const { sessionObject } = await import('../../services/agent-object/session-object')
     const { childService } = await import('../../services/child-runner/child-service')
     const { resumerObject } = await import('../../services/resumer/resumer-object')
+    const { eventLogObject, eventWatchService } = await import('../../services/event-log/event-log-object')
     delete process.env.ZIDANE_INACTIVITY_TIMEOUT_MS
-    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject], alwaysReplay })
+    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, eventLogObject, eventWatchService], alwaysReplay })
   })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)
+
+  /** The session's event log once `done` holds: appends are one-way calls, they may land just after the run's result. */
+  const readLogUntil = async (key: string, done: (events: ReadEventsResult['events']) => boolean): Promise<{ body: ReadEventsResult }> => h().waitFor(async () => {
+    const read = await h().call<ReadEventsResult>(`events/${key}/read`, { after: 0 })
+    return done(read.body.events) ? read : undefined
+  }, 10_000, `the events of ${key}`)
 
   it('runs a prompt to completion and shows turns and usage', async () => {
     const result = await h().call<SessionRunResult>('session/t1~basic/run', { prompt: 'hello' })
@@ -29,6 +37,10 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     expect(view.body.turns.map(turn => turn.role)).toEqual(['user', 'assistant'])
     expect(view.body.usage.modelRequests).toBe(1)
     expect(view.body.status).toBe('completed')
+    const log = await readLogUntil('t1~basic', events => events.some(event => event.type === 'run:end'))
+    expect(log.body.events.map(event => event.type)).toEqual(['run:start', 'turn:end', 'run:end'])
+    expect(log.body.events.map(event => event.seq)).toEqual([1, 2, 3])
+    expect(log.body.events[1]?.data).toMatchObject({ text: 'Echo: hello' })
   })
 
   it('parks ask_user on an awakeable answered through the resumer', async () => {
@@ -59,5 +71,11 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     const starts = children.map(run => run.startedAt)
     const ends = children.map(run => run.endedAt ?? 0)
     expect(Math.max(...starts)).toBeLessThan(Math.min(...ends))
+    expect(view.body.usage.modelRequests).toBe(5) // the parent's two and one per child
+    // Each child streamed its own events under its label, once; the parent did not repeat them when it merged.
+    const log = await readLogUntil('t1~spawn', events => events.filter(event => event.type === 'child:end').length === 3)
+    const childEvents = log.body.events.filter(event => event.type === 'child:start' || event.type === 'child:end')
+    expect(childEvents.map(event => `${event.type} ${String(event.data.label)}`).sort()).toEqual(['child:end child-1', 'child:end child-2', 'child:end child-3', 'child:start child-1', 'child:start child-2', 'child:start child-3'])
+    expect(log.body.events.filter(event => event.type === 'run:start')).toHaveLength(1)
   })
 })

@@ -1,0 +1,157 @@
+import type { SessionData, SessionMeta, SessionRun, SessionStore, SessionTurn } from 'zidane/session'
+import type { NewSessionEvent } from './event-log-contract'
+
+/** Longest JSON of a tool input, a prompt or a text an event carries (the session keeps the whole of it). */
+export const EVENT_TEXT_LIMIT = 2_000
+
+/** Longest text a `turn:end` carries whole (a longer one is cut and flagged `textTruncated`). */
+export const TURN_TEXT_LIMIT = 32_000
+
+/** Who records: the session's own runs (depth 0), or a sub-agent, whose events carry its label and depth. */
+export interface RecorderIdentity { depth: number; label?: string }
+
+/**
+ * Turns the session writes of one agent into events, as they happen. It reads nothing but what the agent writes, in
+ * the agent's order, so on a replay it derives the same events at the same points: each batch it hands to `publish`
+ * can be a journaled call. Turns of sub-agents merged into the session (run ids with a `/`) are skipped: the
+ * sub-agent published them live, while it ran.
+ */
+export class EventRecorder {
+  private readonly runs = new Map<string, SessionRun>()
+  private readonly turnIds = new Set<string>()
+  private readonly toolNames = new Map<string, string>()
+  private readonly openTurns: Array<{ runId: string; turnId: string; text: string; calls: Set<string> }> = []
+
+  constructor(private readonly identity: RecorderIdentity) {}
+
+  /** Learns what the session held before this invocation wrote anything (its loaded window). */
+  seed(data: SessionData | null): void {
+    if (!data) return
+    for (const run of data.runs) this.runs.set(run.id, structuredClone(run))
+    for (const turn of data.turns) this.trackTurn(turn, [])
+  }
+
+  /** Events of a run record's change: a new run starts, a running one ends. */
+  runEvents(meta: SessionMeta): NewSessionEvent[] {
+    const events: NewSessionEvent[] = []
+    for (const run of meta.runs) {
+      const previous = this.runs.get(run.id)
+      this.runs.set(run.id, structuredClone(run))
+      if (run.id.includes('/') || run.depth !== this.identity.depth) continue
+      if (!previous) events.push(this.startEvent(run))
+      if (run.status !== 'running' && (!previous || previous.status === 'running') && run.endedAt !== undefined) events.push(this.endEvent(run))
+    }
+    return events
+  }
+
+  /** Events of appended turns: tool calls, questions, results, steering, finished model turns. */
+  turnEvents(turns: readonly SessionTurn[]): NewSessionEvent[] {
+    const events: NewSessionEvent[] = []
+    for (const turn of turns) {
+      if (this.turnIds.has(turn.id)) continue
+      this.trackTurn(turn, turn.runId.includes('/') ? [] : events)
+    }
+    return events
+  }
+
+  private trackTurn(turn: SessionTurn, events: NewSessionEvent[]): void {
+    this.turnIds.add(turn.id)
+    const at = turn.createdAt
+    const base = this.base(turn.runId)
+    if (turn.role === 'user' && turn.id.endsWith('-s')) events.push({ type: 'steer', at, data: { ...base, turnId: turn.id, text: cut(textOf(turn)) } })
+    for (const block of turn.content) {
+      if (block.type === 'tool_use') {
+        this.toolNames.set(block.id, block.name)
+        events.push({ type: 'tool:start', at, data: { ...base, callId: block.id, name: block.name, input: cutJson(block.input) } })
+        if (block.name === 'ask_user' || block.name === 'present_plan') events.push({ type: 'question', at, data: { ...base, callId: block.id, kind: block.name, question: cut(String(block.input.question ?? block.input.plan ?? '')) } })
+      } else if (block.type === 'tool_result') {
+        events.push({ type: 'tool:end', at, data: { ...base, callId: block.toolUseId, name: this.toolNames.get(block.toolUseId) ?? '', isError: block.isError === true } })
+        this.closeCall(block.toolUseId, at, events)
+      }
+    }
+    if (turn.role === 'assistant') this.openTurn(turn, events)
+  }
+
+  private openTurn(turn: SessionTurn, events: NewSessionEvent[]): void {
+    const calls = new Set(turn.content.flatMap(block => (block.type === 'tool_use' ? [block.id] : [])))
+    if (calls.size === 0) events.push(this.turnEnd(turn.runId, turn.id, textOf(turn), turn.createdAt))
+    else this.openTurns.push({ runId: turn.runId, turnId: turn.id, text: textOf(turn), calls })
+  }
+
+  private closeCall(callId: string, at: number, events: NewSessionEvent[]): void {
+    const index = this.openTurns.findIndex(open => open.calls.has(callId))
+    const open = this.openTurns[index]
+    if (!open) return
+    open.calls.delete(callId)
+    if (open.calls.size > 0) return
+    this.openTurns.splice(index, 1)
+    events.push(this.turnEnd(open.runId, open.turnId, open.text, at))
+  }
+
+  /** `turn:end` carries the turn's whole text: it is authoritative over the live deltas a viewer saw. */
+  private turnEnd(runId: string, turnId: string, text: string, at: number): NewSessionEvent {
+    const whole = text.length <= TURN_TEXT_LIMIT
+    return { type: 'turn:end', at, data: { ...this.base(runId), turnId, text: whole ? text : text.slice(0, TURN_TEXT_LIMIT), ...(whole ? {} : { textTruncated: true }) } }
+  }
+
+  private startEvent(run: SessionRun): NewSessionEvent {
+    const { label } = this.identity
+    if (label !== undefined) return { type: 'child:start', at: run.startedAt, data: { runId: run.id, label, depth: this.identity.depth, task: cut(run.prompt) } }
+    return { type: 'run:start', at: run.startedAt, data: { runId: run.id, prompt: cut(run.prompt) } }
+  }
+
+  private endEvent(run: SessionRun): NewSessionEvent {
+    const at = run.endedAt ?? run.startedAt
+    const { label } = this.identity
+    const totals = run.totals ? { totals: run.totals } : {}
+    if (label !== undefined) return { type: 'child:end', at, data: { runId: run.id, label, depth: this.identity.depth, status: run.status, ...totals } }
+    return { type: 'run:end', at, data: { runId: run.id, status: run.status, text: cut(run.text ?? ''), ...(run.error ? { error: cut(run.error) } : {}), ...totals } }
+  }
+
+  private base(runId: string): Record<string, unknown> {
+    return this.identity.label === undefined ? { runId } : { runId, label: this.identity.label, depth: this.identity.depth }
+  }
+}
+
+/**
+ * A `SessionStore` that writes through `inner` and hands the events of each write to `publish`, after the write.
+ * `publish` must be replay-stable (a journaled one-way call): the recorder derives the same batches on every replay.
+ */
+export function recordingSessionStore(inner: SessionStore, recorder: EventRecorder, publish: (events: NewSessionEvent[]) => void): SessionStore {
+  const emit = (events: NewSessionEvent[]): void => { if (events.length > 0) publish(events) }
+  return {
+    async load(sessionId) {
+      const data = await inner.load(sessionId)
+      recorder.seed(data)
+      return data
+    },
+    async save(session) {
+      await inner.save(session)
+      emit([...recorder.runEvents(session), ...recorder.turnEvents(session.turns)])
+    },
+    async appendTurns(sessionId, turns) {
+      await inner.appendTurns(sessionId, turns)
+      emit(recorder.turnEvents(turns))
+    },
+    async saveMeta(sessionId, meta) {
+      await inner.saveMeta(sessionId, meta)
+      emit(recorder.runEvents(meta))
+    },
+    updateStatus: (sessionId, status) => inner.updateStatus(sessionId, status),
+    list: () => inner.list(),
+  }
+}
+
+function textOf(turn: SessionTurn): string {
+  return turn.content.map(block => (block.type === 'text' ? block.text : '')).join('')
+}
+
+function cut(text: string): string {
+  return text.length <= EVENT_TEXT_LIMIT ? text : `${text.slice(0, EVENT_TEXT_LIMIT)}…`
+}
+
+/** A tool input as it is, or cut to a readable preview when its JSON is long. */
+function cutJson(value: Record<string, unknown>): Record<string, unknown> {
+  const json = JSON.stringify(value)
+  return json.length <= EVENT_TEXT_LIMIT ? value : { preview: `${json.slice(0, EVENT_TEXT_LIMIT)}…`, truncated: true }
+}
