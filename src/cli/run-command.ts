@@ -12,6 +12,7 @@ import type { ToolDef } from '../tools/tool'
 import { answerHint } from './answer-hint'
 import { askLine, askYesNo, shouldAskToResume } from './ask-yes-no'
 import { buildDurable } from './build-durable'
+import { cliToolPolicy } from './tool-policy'
 import { attachOutput } from './output'
 import type { RunArgs } from './parse-args'
 import { selectProvider } from './select-provider'
@@ -65,7 +66,7 @@ function buildAgent(args: RunArgs, io: CliIo, provider: Provider, sqlite: Sqlite
   const spawn = createSpawnTool({ childAgent: () => ({ provider, tools: builtin }), createAgent })
   const tools: ToolDef[] = [...builtin, ...createInteractionTools({ requestInteraction }), spawn]
   const persistDir = args.sessionDb === undefined ? undefined : persistDirOf(resolve(io.cwd, args.sessionDb))
-  const agent = createAgent({ provider, tools, ...(durable ? { durable } : {}), ...(args.session === undefined ? {} : { sessionId: args.session }), ...(persistDir ? { behavior: { persistDir } } : {}) })
+  const agent = createAgent({ provider, tools, ...cliToolPolicy(args), requestInteraction, ...(durable ? { durable } : {}), ...(args.session === undefined ? {} : { sessionId: args.session }), ...(persistDir ? { behavior: { persistDir } } : {}) })
   return agent
 }
 
