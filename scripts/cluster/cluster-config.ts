@@ -21,6 +21,8 @@ export interface ClusterConfig {
   workspaceRoot: string
   nodes: NodePorts[]
   servicesPorts: number[]
+  /** The live hub port of each services replica (model deltas for the gateways' event streams). */
+  livePorts: number[]
   gatewayPorts: number[]
   /** Balancer ports: what clients, the gateways and Restate use. */
   front: { gatewayPort: number; ingressPort: number; adminPort: number; servicesPort: number }
@@ -29,6 +31,8 @@ export interface ClusterConfig {
   gatewayApiKeys: string
   generatedKey: boolean
   answerSecret: string
+  /** Shared token of the services' live hubs and the gateways. */
+  liveToken: string
 }
 
 function port(value: string | undefined, fallback: number): number {
@@ -57,6 +61,7 @@ export async function loadClusterConfig(env: NodeJS.ProcessEnv = process.env): P
     workspaceRoot: resolve(env.ZIDANE_WORKSPACE_ROOT ?? join(dataDir, 'workspaces')),
     nodes: range(3).map(index => ({ ingressPort: stack.ingressPort + index, adminPort: stack.adminPort + index, fabricPort: fabricPort + index })),
     servicesPorts: range(2).map(index => stack.servicesPort + index),
+    livePorts: range(2).map(index => stack.livePort + index),
     gatewayPorts: range(2).map(index => stack.gatewayPort + index),
     front: { gatewayPort: stack.gatewayPort, ingressPort: stack.ingressPort, adminPort: stack.adminPort, servicesPort: stack.servicesPort },
     snapshotStorePort: port(env.ZIDANE_SNAPSHOT_STORE_PORT, 9060),
@@ -64,6 +69,7 @@ export async function loadClusterConfig(env: NodeJS.ProcessEnv = process.env): P
     gatewayApiKeys: stack.gatewayApiKeys,
     generatedKey: stack.generatedKey,
     answerSecret: stack.answerSecret,
+    liveToken: stack.liveToken,
   }
 }
 
@@ -84,12 +90,13 @@ async function distinctFreePorts(count: number): Promise<number[]> {
 
 /** Free loopback ports for every process of a cluster (tests, chaos, bench): no two runs collide. */
 export async function withFreePorts(config: ClusterConfig): Promise<ClusterConfig> {
-  const ports = await distinctFreePorts(config.nodes.length * 3 + config.servicesPorts.length + config.gatewayPorts.length + 5)
+  const ports = await distinctFreePorts(config.nodes.length * 3 + config.servicesPorts.length + config.livePorts.length + config.gatewayPorts.length + 5)
   const take = (): number => ports.shift() ?? 0
   return {
     ...config,
     nodes: config.nodes.map(() => ({ ingressPort: take(), adminPort: take(), fabricPort: take() })),
     servicesPorts: config.servicesPorts.map(take),
+    livePorts: config.livePorts.map(take),
     gatewayPorts: config.gatewayPorts.map(take),
     front: { gatewayPort: take(), ingressPort: take(), adminPort: take(), servicesPort: take() },
     snapshotStorePort: take(),
@@ -105,6 +112,7 @@ export function clusterPorts(config: ClusterConfig): [number, string][] {
     [config.front.servicesPort, 'SERVICES_PORT'],
     ...config.nodes.flatMap((node): [number, string][] => [[node.ingressPort, 'RESTATE_INGRESS_PORT'], [node.adminPort, 'RESTATE_ADMIN_PORT'], [node.fabricPort, 'RESTATE_FABRIC_PORT']]),
     ...config.servicesPorts.map((value): [number, string] => [value, 'SERVICES_PORT']),
+    ...config.livePorts.map((value): [number, string] => [value, 'ZIDANE_LIVE_PORT']),
     ...config.gatewayPorts.map((value): [number, string] => [value, 'GATEWAY_PORT']),
     [config.snapshotStorePort, 'ZIDANE_SNAPSHOT_STORE_PORT'],
   ]

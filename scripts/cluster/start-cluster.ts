@@ -160,6 +160,8 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
         ...servicesEnv,
         SERVICES_HOST: '127.0.0.1',
         SERVICES_PORT: String(port),
+        ZIDANE_LIVE_PORT: String(config.livePorts[index] ?? port + 100),
+        ZIDANE_LIVE_TOKEN: config.liveToken,
         RESTATE_IDENTITY_KEYS: keys.publicKeyId,
         ZIDANE_WORKSPACE_ROOT: config.workspaceRoot,
         ZIDANE_WORKSPACE_ROOT_ID: rootId,
@@ -184,6 +186,8 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
         RESTATE_INGRESS_URL: ingressUrl,
         RESTATE_ADMIN_URL: adminUrl,
         GATEWAY_ANSWER_SECRET: config.answerSecret,
+        ZIDANE_LIVE_URLS: config.livePorts.map(live => `http://127.0.0.1:${live}`).join(','),
+        ZIDANE_LIVE_TOKEN: config.liveToken,
         ...(config.gatewayApiKeys ? { GATEWAY_API_KEYS: config.gatewayApiKeys } : {}),
       },
     })
