@@ -16,6 +16,8 @@ export interface WrappedCommand {
 export interface CommandSandbox {
   /** Human-readable name of the mechanism, for logs (`bubblewrap`). */
   readonly name: string
+  /** What it enforces beyond confinement, for logs and status (`process cap 1024: cgroup pids.max`). */
+  readonly details?: string
   /** The program and arguments that run `bash -c command` confined to `workspace` (read-write, also the working folder). */
   wrap(command: string, workspace: string): WrappedCommand
 }
@@ -65,8 +67,10 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandb
   const limits = `ulimit -v ${(options.memoryMb ?? 2048) * 1024} -t ${options.cpuSeconds ?? 600} -u ${maxProcesses} || exit 126`
   const setup = [limits, egress?.bridgeScript, 'exec bash -c "$0"'].filter(line => line !== undefined).join('\n')
   const cgroupRoot = options.pidsCgroupRoot === undefined ? findPidsCgroupRoot() : options.pidsCgroupRoot
+  const processCap = cgroupRoot === false || cgroupRoot === undefined ? 'ulimit -u, not binding root' : 'cgroup pids.max'
   return {
     name: 'bubblewrap',
+    details: `process cap ${maxProcesses}: ${processCap}`,
     wrap: (command, workspace) => {
       const args = [...baseArguments(), ...(egress?.bwrapArguments() ?? []), '--bind', workspace, workspace, '--chdir', workspace, 'bash', '-c', setup, command]
       const cgroup = cgroupRoot === false || cgroupRoot === undefined ? undefined : createPidsCgroup(cgroupRoot, maxProcesses)

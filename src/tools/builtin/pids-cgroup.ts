@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -15,16 +16,25 @@ const RELEASE_RETRIES = 50
 const RELEASE_RETRY_MS = 100
 
 /**
- * The folder under which this process can create cgroups with a `pids` controller, or undefined: the `pids` hierarchy
- * of cgroup v1, or the cgroup v2 root with `pids` enabled for its children (enabled here when the root allows it).
- * Needs write access to the cgroup file system (root on the host; most containers mount it read-only).
+ * The folder under which this process can create cgroups with a `pids` controller and move processes into them, or
+ * undefined: the `pids` hierarchy of cgroup v1, or the cgroup v2 root with `pids` enabled for its children (enabled
+ * here when the root allows it). Needs write access to the cgroup file system (root on the host; most containers mount
+ * it read-only). Tried once, with a throwaway cgroup and `sh`.
  */
 export function findPidsCgroupRoot(mounts: readonly Mount[] = readMounts()): string | undefined {
   for (const { type, folder, options } of mounts) {
-    if (type === 'cgroup' && options.split(',').includes('pids')) return folder
-    if (type === 'cgroup2' && enablePidsController(folder)) return folder
+    const usable = (type === 'cgroup' && options.split(',').includes('pids')) || (type === 'cgroup2' && enablePidsController(folder))
+    if (usable && canMoveProcessesInto(folder)) return folder
   }
   return undefined
+}
+
+function canMoveProcessesInto(root: string): boolean {
+  const cgroup = createPidsCgroup(root, 8)
+  if (cgroup === undefined) return false
+  const joined = spawnSync('sh', ['-c', 'echo $$ > "$0/cgroup.procs"', cgroup.path], { stdio: 'ignore', timeout: 5000 })
+  cgroup.release()
+  return joined.status === 0
 }
 
 /** One line of /proc/self/mounts: the file system type, where it is mounted, its options. */
