@@ -136,14 +136,17 @@ describe('outbound network of sandboxed commands', () => {
   afterAll(async () => { await upstream.close() })
   beforeEach(() => { upstream.requests.length = 0 })
 
-  it('is off without allowed domains: curl and node reach no host, by name or address', async () => {
-    const shell = shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox(), timeoutMs: 20_000 })
+  it('is off without allowed domains: curl, node http and node fetch reach no host, by name or address', async () => {
+    // Node's fetch (WebAssembly) reserves more address space than the default 2 GiB cap: give it room, so it fails on the network.
+    const shell = shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox({ memoryMb: 65_536 }), timeoutMs: 20_000 })
     const direct = `http://${upstream.address}:${upstream.port}/direct`
-    const result = await runTool(shell, { command: `curl -sS -m 5 ${direct}; echo "curl exit $?"; curl -sS -m 5 http://api.allowed.test:${upstream.port}/; echo "curl exit $?"; node -e 'require("http").get("${direct}", () => console.log("node reached")).on("error", error => console.log("node failed", error.code))'; env | grep -ci proxy` })
+    const node = `node -e 'require("http").get("${direct}", () => console.log("node reached")).on("error", error => console.log("node http failed", error.code))'; node -e 'fetch("${direct}").then(() => console.log("fetch reached"), error => console.log("node fetch failed", error.cause?.code))'`
+    const result = await runTool(shell, { command: `curl -sS -m 5 ${direct}; echo "curl exit $?"; curl -sS -m 5 http://api.allowed.test:${upstream.port}/; echo "curl exit $?"; ${node}` })
     const text = textOf(result.content)
     expect(text).toMatch(/curl exit [1-9]/)
     expect(text).not.toContain('curl exit 0')
-    expect(text).toMatch(/node failed E[A-Z]+/)
+    expect(text).toMatch(/node http failed E[A-Z]+/)
+    expect(text).toMatch(/node fetch failed E[A-Z]+/)
     expect(upstream.requests).toEqual([])
   })
 
