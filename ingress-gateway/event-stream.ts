@@ -45,6 +45,8 @@ export async function streamEvents(
   after: number,
   signal: AbortSignal,
   timing: EventStreamTiming = DEFAULT_EVENT_STREAM_TIMING,
+  /** Called once, when the viewer has every durable event it missed: the moment to start its live deltas. */
+  onCaughtUp?: () => void,
 ): Promise<void> {
   raw.writeHead(200, EVENT_STREAM_HEADERS)
   raw.write('retry: 2000\n\n')
@@ -58,6 +60,7 @@ export async function streamEvents(
   const { feed, leave } = feeds.join(key, { onError: report })
   let cursor = after
   let failures = 0
+  let caughtUp = false
   try {
     while (!signal.aborted) {
       let page: SessionEvent[]
@@ -75,7 +78,12 @@ export async function streamEvents(
         if (!raw.write(formatEvent(event))) await drained(raw, signal)
         cursor = event.seq
       }
-      if (page.length < timing.pageSize) await feed.waitBeyond(cursor, signal)
+      if (page.length >= timing.pageSize) continue
+      if (!caughtUp) {
+        caughtUp = true
+        onCaughtUp?.()
+      }
+      await feed.waitBeyond(cursor, signal)
     }
   } finally {
     leave()

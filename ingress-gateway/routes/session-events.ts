@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { GatewayError } from '../errors'
-import { EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
+import { DEFAULT_EVENT_STREAM_TIMING, EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
+import { streamLiveEvents } from '../live-sse'
 import { SessionFeeds } from '../session-feeds'
 import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
 import { BUSY_RETRY_AFTER_SECONDS, createTenantCounter } from '../tenant-limits'
@@ -13,7 +14,9 @@ const schema = {
   description:
     'Streams the session event log as SSE: `id: <seq>`, `event: <type>`, `data: <event JSON>`. Resumes after `Last-Event-ID` (or `?after=`). ' +
     'A comment every 15 s keeps the connection open; the stream ends when the client disconnects. While Restate is unreachable it sends one `gateway:error` event and keeps retrying. ' +
-    'New events are pushed: an idle session costs no polling. `HEAD` answers at once with the stream headers.',
+    'New events are pushed: an idle session costs no polling. `HEAD` answers at once with the stream headers. ' +
+    'While a model step runs, `model:delta` events (text and thinking, with `runId`, `turn`, `attempt`, `offset`, `text` and a child\'s `label`) stream live without an `id`; ' +
+    '`model:superseded` says an earlier attempt of the step is void. The durable `turn:end` is authoritative. After the missed durable events, a viewer gets the attempt in progress from its start.',
   tags: ['sessions'],
   security: bearerSecurity,
   params: sessionParamsSchema,
@@ -29,7 +32,7 @@ const schema = {
 } as const
 
 /** `GET /v1/sessions/:sessionId/events`: the session's event log as a live SSE stream. */
-export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, limits }) => {
+export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, limits, live }) => {
   const source = {
     read: (key: string, after: number, limit: number) => restate.readEvents(key, after, limit),
     watch: (key: string, after: number, timeoutMs: number, signal: AbortSignal) => restate.watchEvents(key, after, timeoutMs, signal),
@@ -67,7 +70,7 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
       reply.raw.once('close', () => gone.abort())
       reply.hijack()
       try {
-        await streamEvents(reply.raw, feeds, source, key, after, gone.signal)
+        await streamEvents(reply.raw, feeds, source, key, after, gone.signal, DEFAULT_EVENT_STREAM_TIMING, () => streamLiveEvents(reply.raw, live, key, gone.signal))
       } finally {
         openStreams.delete(gone)
         release()
