@@ -158,7 +158,7 @@ function ms(value: number | undefined): string {
 export function renderChaosReport(report: ChaosReport): string[] {
   const completed = report.sessions.filter(each => each.status === 'completed').length
   const lines = [
-    `chaos: ${report.kills.length} kills in ${(report.durationMs / 1000).toFixed(0)} s (seed ${report.options.seed})`,
+    `chaos: ${report.kills.length} kills in ${(report.durationMs / 1000).toFixed(0)} s (seed ${report.options.seed})${report.kills.length < report.options.kills ? `; only ${report.kills.length} of ${report.options.kills} fitted in 1.4 × ${report.options.seconds} s (restarts are slow on this machine)` : ''}`,
     `  kills by kind: services ${report.killsByKind.services}, gateway ${report.killsByKind.gateway}, restate node ${report.killsByKind.restate}`,
     `  runs: ${completed}/${report.sessions.length} completed (${Object.entries(report.runsByKind).map(([kind, runs]) => `${kind} ${runs.completed}/${runs.started}`).join(', ')})`,
     `  model requests: ${report.modelRequests}; repeated in flight at a kill: ${report.repeatedInFlight}; unsafe calls interrupted before their effect: ${report.sideEffectsMissing}`,

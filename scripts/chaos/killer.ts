@@ -60,15 +60,18 @@ export const RESTATE_KILL_SPACING_MS = 10_000
  */
 export async function runKills(cluster: RunningCluster, kills: number, seconds: number, random: () => number, shouldStop: () => boolean = () => false): Promise<KillRecord[]> {
   const records: KillRecord[] = []
+  // Bounded: on a loaded machine restarts are slow and fewer kills fit; the run stops killing at 1.4 × `seconds`.
+  const stopAt = Date.now() + seconds * 1400
   const restarting = new Map<KillKind, Promise<void>>()
   let restateReadyAt = 0
   const ready = (): KillKind[] => KINDS.filter(kind => !restarting.has(kind) && (kind !== 'restate' || Date.now() >= restateReadyAt))
   const intervalMs = kills > 0 ? (seconds * 1000) / kills : 0
   const started = Date.now()
-  for (let index = 0; index < kills && !shouldStop(); index++) {
+  for (let index = 0; index < kills && !shouldStop() && Date.now() < stopAt; index++) {
     const dueAt = started + index * intervalMs + random() * intervalMs * 0.5
     if (dueAt > Date.now()) await new Promise(resolve => setTimeout(resolve, dueAt - Date.now()))
-    while (ready().length === 0) await Promise.race([...restarting.values(), new Promise(resolve => setTimeout(resolve, 250))])
+    while (ready().length === 0 && Date.now() < stopAt) await Promise.race([...restarting.values(), new Promise(resolve => setTimeout(resolve, 250))])
+    if (ready().length === 0) break
     const { kind, target } = pickTarget(cluster, random, ready())
     const done = killAndRestart(cluster, kind, target).then(record => {
       records.push(record)
