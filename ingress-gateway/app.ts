@@ -12,6 +12,7 @@ import { awakeableRoutes } from './routes/awakeables'
 import { healthRoutes } from './routes/health'
 import type { RouteDependencies } from './routes/route-dependencies'
 import { sessionEventRoutes } from './routes/session-events'
+import { sessionMessageRoutes } from './routes/session-messages'
 import { sessionPromptRoutes } from './routes/session-prompts'
 import { sessionRoutes } from './routes/sessions'
 import { recordRoutes } from './route-table'
@@ -56,7 +57,7 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
     sendsInFlight: createTenantCounter(),
     live: config.live ? createLiveDeltas(config.live) : NO_LIVE_DELTAS,
   }
-  for (const routes of [healthRoutes, sessionPromptRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes]) {
+  for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes]) {
     await app.register(routes, dependencies)
   }
   return app

@@ -108,6 +108,7 @@ export function describeValidation(context: string, issue: ValidationIssue): str
   const { params } = issue
   if (issue.keyword === 'required') return `${path}.${String(params.missingProperty)} is required`
   if (issue.keyword === 'additionalProperties') return `${path}.${String(params.additionalProperty)} is not allowed`
+  if (issue.keyword === 'false schema') return `${path} is not allowed here`
   return `${path} ${issue.message ?? 'is invalid'}`
 }
 

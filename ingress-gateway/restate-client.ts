@@ -1,6 +1,8 @@
 import {
+  INBOX_SERVICE,
   RESUMER_SERVICE,
   SESSION_SERVICE,
+  type AddMessageRequest,
   type AnswerRequest,
   type AnswerResult,
   type CurrentInvocation,
@@ -39,6 +41,8 @@ export interface RestateHealth {
  */
 export interface RestateClient {
   sendRun(key: string, request: SessionRunRequest, idempotencyKey?: string): Promise<SendResult>
+  /** Sends a steering message to the session's inbox (`inbox/<key>/add`); once accepted, Restate keeps it durably. */
+  sendMessage(key: string, text: string, idempotencyKey?: string): Promise<SendResult>
   /** Waits for the invocation to end; its output, or a {@link RestateCallError} (409 `Cancelled`, …). */
   attach(invocationId: string, signal?: AbortSignal): Promise<SessionRunResult>
   /** The session's header, usage, pending questions and one page of turns (the newest unless `request` names one). */
@@ -83,6 +87,10 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
   return {
     async sendRun(key, request, idempotencyKey) {
       return call<SendResult>(`${session(key, 'run')}/send`, { method: 'POST', body: request, idempotencyKey })
+    },
+    async sendMessage(key, text, idempotencyKey) {
+      const request: AddMessageRequest = { text }
+      return call<SendResult>(`${ingress(INBOX_SERVICE, key)}/add/send`, { method: 'POST', body: request, idempotencyKey })
     },
     async attach(invocationId, signal) {
       return call<SessionRunResult>(`${endpoints.ingressUrl}/restate/invocation/${encodeURIComponent(invocationId)}/attach`, {

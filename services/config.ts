@@ -35,6 +35,8 @@ export interface ServicesConfig {
   /** Test-only: a file naming the journal boundary at which the process kills itself (`boundaryProbe`). */
   killPlanFile: string | undefined
   questionTimeoutMs: number | undefined
+  /** How long an approval waits before it expires and its call is denied (`ZIDANE_APPROVAL_TIMEOUT_MS`; default: the question timeout). */
+  approvalTimeoutMs: number | undefined
   defaultMaxTurns: number
   maxCostUsd: number | undefined
   /** Sub-agents one turn may start (`ZIDANE_MAX_CHILDREN_PER_TURN`, default 8). */
@@ -55,6 +57,7 @@ function listFrom(value: string | undefined): string[] {
 /** Reads `ServicesConfig` from `env`. */
 export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): ServicesConfig {
   const questionTimeoutMs = numberFrom(env.ZIDANE_QUESTION_TIMEOUT_MS, 0)
+  const approvalTimeoutMs = numberFrom(env.ZIDANE_APPROVAL_TIMEOUT_MS, questionTimeoutMs)
   const maxCostUsd = numberFrom(env.ZIDANE_MAX_COST_USD, 0)
   const workspaceRoot = env.ZIDANE_WORKSPACE_ROOT ?? join(process.cwd(), '.zidane', 'workspaces')
   return {
@@ -67,6 +70,7 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     inactivityTimeoutMs: numberFrom(env.ZIDANE_INACTIVITY_TIMEOUT_MS, 60_000),
     abortTimeoutMs: numberFrom(env.ZIDANE_ABORT_TIMEOUT_MS, 30 * 60_000),
     questionTimeoutMs: questionTimeoutMs > 0 ? questionTimeoutMs : undefined,
+    approvalTimeoutMs: approvalTimeoutMs > 0 ? approvalTimeoutMs : undefined,
     defaultMaxTurns: numberFrom(env.ZIDANE_MAX_TURNS, 50),
     maxCostUsd: maxCostUsd > 0 ? maxCostUsd : undefined,
     maxChildrenPerTurn: numberFrom(env.ZIDANE_MAX_CHILDREN_PER_TURN, 8),

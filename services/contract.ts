@@ -10,16 +10,30 @@ export const SESSION_SERVICE = 'session'
 export const CHILD_SERVICE = 'child'
 /** Name of the resumer virtual object (one key per awakeable id). Durable: never rename. */
 export const RESUMER_SERVICE = 'resumer'
+/** Name of the per-session steering inbox virtual object (key `<tenant>~<sessionId>`, as the session's). Durable: never rename. */
+export const INBOX_SERVICE = 'inbox'
 /** State key of the session object's current run invocation (a {@link CurrentInvocation}). Durable: never rename. */
 export const CURRENT_INVOCATION_STATE_KEY = 'current_invocation'
 /** State key of the resumer's one record per question (a {@link StoredQuestion}). Durable: never rename. */
 export const QUESTION_STATE_KEY = 'question'
+
+/**
+ * A prompt's own tool policy, on top of the operator's (`ZIDANE_APPROVE_TOOLS`, `ZIDANE_DENY_TOOLS`): it can only
+ * add approvals and denials, never lift the operator's.
+ */
+export interface PromptToolPolicy {
+  /** Tools whose every call waits for a person's approval in this run. */
+  approve?: string[]
+  /** Tools refused in this run (the model gets an error result). */
+  deny?: string[]
+}
 
 /** Input of `session/<key>/run` (exclusive). The key is `<tenant>~<sessionId>`, built by the gateway. */
 export interface SessionRunRequest {
   prompt: string
   model?: string
   maxTurns?: number
+  policy?: PromptToolPolicy
 }
 
 /** Output of `session/<key>/run`. */
@@ -38,7 +52,28 @@ export interface PendingQuestion {
   options?: string[]
   createdAt: number
   expiresAt?: number
+  /** The tool an approval is about (kind `approval`). */
+  tool?: string
+  /** The input of that call as JSON text, cut to {@link APPROVAL_INPUT_PREVIEW_CHARS} characters. */
+  input?: string
 }
+
+/** Longest tool input an approval shows in `pending` (JSON text; longer inputs are cut and end with `…`). */
+export const APPROVAL_INPUT_PREVIEW_CHARS = 2_000
+
+/** A message steered into a session, as the inbox keeps it until a run takes it. */
+export interface InboxMessage {
+  /** The id the gateway answered with: the Restate invocation id of the `inbox/<key>/add` call that saved it. */
+  id: string
+  text: string
+  receivedAt: number
+}
+
+/** Input of `inbox/<key>/add`. */
+export interface AddMessageRequest { text: string }
+
+/** Input of `inbox/<key>/take`: `forDelivery` when the session's `deliver` takes them (it then runs them as a prompt). */
+export interface TakeMessagesRequest { forDelivery?: boolean }
 
 /** What the session's run invocation is doing, recorded in state so the gateway can find and cancel it. */
 export interface CurrentInvocation {

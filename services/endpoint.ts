@@ -10,6 +10,7 @@ import { loadShutdownConfig } from './drain/shutdown-config'
 import { loadLiveConfig } from './live/live-config'
 import { processLiveHub } from './live/process-hub'
 import { startLiveServer } from './live/start-live-server'
+import { inboxObject } from './inbox/inbox-object'
 import { resumerObject } from './resumer/resumer-object'
 import { eventLogObject, eventWatchService } from './event-log/event-log-object'
 import { shellPolicy } from './shell-policy'
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
   useCommandRegistry(createCommandRegistry(shutdown.commandsDir))
   const drain = createAttemptDrain()
   // Only the HTTP/2 handler (createEndpointHandler builds an HTTP/1 one too, and each logs its signing keys).
-  const endpoint = restate.endpoint().bind(sessionObject).bind(childService).bind(resumerObject).defaultServiceOptions({ hooks: [drain.hooks] })
+  const endpoint = restate.endpoint().bind(sessionObject).bind(childService).bind(resumerObject).bind(inboxObject).defaultServiceOptions({ hooks: [drain.hooks] })
   endpoint.bind(eventLogObject).bind(eventWatchService)
   const handler = (config.identityKeys.length > 0 ? endpoint.withIdentityV1(...config.identityKeys) : endpoint).http2Handler()
   const server = http2.createServer(drain.handler(handler))

@@ -13,8 +13,11 @@ import type { RouteDependencies } from './route-dependencies'
 interface ResolveRoute {
   Params: { id: string }
   Querystring: { token?: string }
-  Body: { answer: unknown }
+  Body: AnswerBody
 }
+
+/** An answer: any JSON value (`answer`), or an approval's decision. */
+interface AnswerBody { answer?: unknown; decision?: 'approve' | 'deny'; reason?: string }
 
 /** `request.tenant` of a request authorized by an answer token instead of an API key. */
 const TOKEN_HOLDER = ''
@@ -36,9 +39,18 @@ const schema = {
   querystring: querySchema({ token: { type: 'string', minLength: 1, maxLength: 128, description: "The token of the question's answerUrl." } }),
   body: {
     type: 'object',
-    required: ['answer'],
     additionalProperties: false,
-    properties: { answer: { description: 'Any JSON value: the text for ask_user, the decision for present_plan / approval.' } },
+    description: 'Either `answer` (any question), or `decision` with an optional `reason` (an approval).',
+    properties: {
+      answer: { description: 'Any JSON value: the text for ask_user, the decision for present_plan.' },
+      decision: { type: 'string', enum: ['approve', 'deny'], description: 'An approval: `approve` runs the call; `deny` gives the model an error result (with the reason).' },
+      reason: { type: 'string', minLength: 1, maxLength: 2_000, description: 'Why (with `decision`); the model sees it when the call is denied.' },
+    },
+    // Exactly one of answer and decision: spelled with if/then/else so a refusal names the field (`body.answer is required`).
+    if: { type: 'object', properties: { decision: {} }, required: ['decision'] },
+    then: { properties: { answer: false } },
+    else: { properties: { answer: {} }, required: ['answer'] },
+    dependencies: { reason: ['decision'] },
   },
   response: {
     200: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string', enum: ['answered'] } } },
@@ -74,7 +86,8 @@ export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app
       // `.` and `..` would be resolved away in the URL to Restate: no question has such an id.
       if (id === '.' || id === '..') throw notFound(id)
       if (request.tenant !== TOKEN_HOLDER && !(await ownedBy(restate, id, request.tenant))) throw notFound(id)
-      const result = await restate.answer(id, request.body.answer)
+      const { answer, decision, reason } = request.body
+      const result = await restate.answer(id, decision === undefined ? answer : { decision, ...(reason === undefined ? {} : { reason }) })
       if (result.outcome === 'answered') return { id, status: 'answered' as const }
       if (result.outcome === 'accepted') return reply.code(202).send({ id, status: 'accepted' as const })
       const code = OUTCOME_ERRORS[result.outcome]

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
-import type { SessionRunRequest, SessionRunResult } from '../../services/contract'
+import type { PromptToolPolicy, SessionRunRequest, SessionRunResult } from '../../services/contract'
 import { SESSION_SERVICE } from '../../services/contract'
 import { GatewayError, RestateCallError } from '../errors'
 import type { RestateClient, SendResult } from '../restate-client'
@@ -13,7 +13,15 @@ interface PromptBody {
   prompt: string
   model?: string
   maxTurns?: number
+  policy?: PromptToolPolicy
 }
+
+const toolList = {
+  type: 'array',
+  maxItems: 64,
+  uniqueItems: true,
+  items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+} as const
 
 const QUEUED_NOTE = 'Another run of this session is in progress; this prompt is queued and starts when that run ends.'
 
@@ -40,6 +48,14 @@ const schema = {
       prompt: { type: 'string', minLength: 1, maxLength: 100_000 },
       model: { type: 'string', minLength: 1, maxLength: 200 },
       maxTurns: { type: 'integer', minimum: 1, maximum: 500 },
+      policy: {
+        type: 'object',
+        additionalProperties: false,
+        description:
+          "This run's tool policy, on top of the operator's (it can add approvals and denials, never lift the operator's): `approve` lists tools whose every call waits " +
+          "for a person's approval (listed in the session's `pending` with kind `approval`), `deny` tools the run may not use (the model gets an error result).",
+        properties: { approve: { ...toolList, description: 'Tool names, e.g. `shell`, `write_file`, `edit_file`, `spawn`.' }, deny: { ...toolList, description: 'Tool names.' } },
+      },
     },
   },
   response: {
@@ -120,6 +136,7 @@ function runRequest(body: PromptBody): SessionRunRequest {
     prompt: body.prompt,
     ...(body.model === undefined ? {} : { model: body.model }),
     ...(body.maxTurns === undefined ? {} : { maxTurns: body.maxTurns }),
+    ...(body.policy === undefined ? {} : { policy: body.policy }),
   }
 }
 

@@ -18,6 +18,7 @@ import { policyPermission, restateApprovals } from './approvals'
 import { closeOpenQuestions } from './close-questions'
 import { withErrorBoundary } from '../handler-boundary'
 import type { HandlerEnding } from '../handler-boundary'
+import { inboxSteering, takeForDelivery } from './inbox-steering'
 import { PENDING_QUESTIONS_KEY } from './pending-questions'
 import { restateInteractionTools } from './restate-interaction-tools'
 import { readSessionView } from './session-view'
@@ -96,17 +97,28 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest):
     tools: selectTools([...builtinTools(root), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx, config.questionTimeoutMs ? { timeoutMs: config.questionTimeoutMs } : {}), spawn]),
     durable,
     session,
-    ...approvalOptions(ctx),
-    behavior: { compactStrategy: 'tail', compactBudgetTokens: config.compactBudgetTokens, persistDir: config.persistDir ?? root, maxTurns: request.maxTurns ?? config.defaultMaxTurns, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
+    ...approvalOptions(ctx, request),
+    steering: inboxSteering(ctx),
+    behavior: { ...(config.approvalTimeoutMs ? { approvalTimeoutMs: config.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: config.compactBudgetTokens, persistDir: config.persistDir ?? root, maxTurns: request.maxTurns ?? config.defaultMaxTurns, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
   })
   publishAgentDeltas(agent, { sessionKey: ctx.key }, processLiveHub)
   return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
 }
 
-/** The operator's approval policy and how its questions reach a person (none when no policy is configured). */
-function approvalOptions(ctx: restate.ObjectContext): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
-  const canUseTool = policyPermission({ approve: config.approveTools, deny: config.denyTools })
-  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx) } : {}
+/** The operator's and the prompt's approval policy and how its questions reach a person (none without a policy). */
+function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
+  const canUseTool = policyPermission({ approve: config.approveTools, deny: config.denyTools }, request.policy)
+  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx, config.approvalTimeoutMs ? { timeoutMs: config.approvalTimeoutMs } : {}) } : {}
+}
+
+/**
+ * `deliver` (exclusive, sent by the inbox after it saved a message, so it runs once the current run ended): takes the
+ * messages no run took at a turn boundary and runs them as one prompt; with none left it ends at once (null) and
+ * touches nothing of the session.
+ */
+async function deliverSteering(ctx: restate.ObjectContext): Promise<SessionRunResult | null> {
+  const texts = await takeForDelivery(ctx)
+  return texts.length === 0 ? null : runSession(ctx, { prompt: texts.join('\n\n') })
 }
 
 /** What the shared `get` handler returns: the header, usage, pending questions and one page of turns, read without blocking a running invocation. */
@@ -122,12 +134,13 @@ const unretained = { journalRetention: 0, idempotencyRetention: 0 }
 
 /**
  * The agent session: one virtual object per session key (`<tenant>~<sessionId>`). `run` is exclusive (one run at
- * a time; later prompts queue), `get`, `invocation` and `pending` are shared and never block a running invocation.
+ * a time; later prompts queue), `deliver` (exclusive) runs steered messages no run took, `get`, `invocation`, `pending` are shared and never block a running invocation.
  */
 export const sessionObject = restate.object({
   name: SESSION_SERVICE,
   handlers: {
     run: restate.handlers.object.exclusive(timeouts, runSession),
+    deliver: restate.handlers.object.exclusive(timeouts, deliverSteering),
     get: restate.handlers.object.shared(unretained, readView),
     invocation: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
     pending: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),

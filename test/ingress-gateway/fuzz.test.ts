@@ -141,6 +141,7 @@ describe('fuzz of every route from the OpenAPI document', () => {
       'GET /v1/sessions/{sessionId}/events',
       'POST /v1/awakeables/{id}/resolve',
       'POST /v1/sessions/{sessionId}/cancel',
+      'POST /v1/sessions/{sessionId}/messages',
       'POST /v1/sessions/{sessionId}/prompts',
     ])
   })

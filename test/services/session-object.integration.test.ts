@@ -17,8 +17,9 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     const { childService } = await import('../../services/child-runner/child-service')
     const { resumerObject } = await import('../../services/resumer/resumer-object')
     const { eventLogObject, eventWatchService } = await import('../../services/event-log/event-log-object')
+    const { inboxObject } = await import('../../services/inbox/inbox-object')
     delete process.env.ZIDANE_INACTIVITY_TIMEOUT_MS
-    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, eventLogObject, eventWatchService], alwaysReplay })
+    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, inboxObject, eventLogObject, eventWatchService], alwaysReplay })
   })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)

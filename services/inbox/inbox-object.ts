@@ -1,0 +1,54 @@
+import * as restate from '@restatedev/restate-sdk'
+import type { AddMessageRequest, InboxMessage, TakeMessagesRequest } from '../contract'
+import { INBOX_SERVICE, SESSION_SERVICE } from '../contract'
+import type { SessionObject } from '../agent-object/session-object'
+
+/** State key of the messages waiting for a run. Durable: never rename. */
+export const INBOX_MESSAGES_KEY = 'messages'
+/** State key set while a `session/<key>/deliver` is on its way and has not taken the messages yet. Durable: never rename. */
+export const DELIVERY_SCHEDULED_KEY = 'delivery_scheduled'
+
+const Session: SessionObject = { name: SESSION_SERVICE }
+
+/**
+ * Saves a steered message and makes sure a `deliver` of the session follows it. `deliver` is exclusive on the session,
+ * so it runs after the current run (if any): a message the run took at a turn boundary leaves it nothing to do, and a
+ * message that arrived after the run's last boundary (or while no run ran) becomes its prompt. One `deliver` covers
+ * every message saved before it takes them.
+ */
+async function add(ctx: restate.ObjectContext, request: AddMessageRequest): Promise<{ id: string }> {
+  const id = ctx.request().id
+  const waiting = (await ctx.get<InboxMessage[]>(INBOX_MESSAGES_KEY)) ?? []
+  ctx.set(INBOX_MESSAGES_KEY, [...waiting, { id, text: request.text, receivedAt: await ctx.date.now() }])
+  if (!(await ctx.get<boolean>(DELIVERY_SCHEDULED_KEY))) {
+    ctx.objectSendClient(Session, ctx.key).deliver()
+    ctx.set(DELIVERY_SCHEDULED_KEY, true)
+  }
+  return { id }
+}
+
+/** Hands every waiting message to the caller (the session's run at a turn boundary, or its `deliver`) and forgets them. */
+async function take(ctx: restate.ObjectContext, request: TakeMessagesRequest | null): Promise<InboxMessage[]> {
+  if (request?.forDelivery === true) ctx.clear(DELIVERY_SCHEDULED_KEY)
+  const waiting = (await ctx.get<InboxMessage[]>(INBOX_MESSAGES_KEY)) ?? []
+  if (waiting.length > 0) ctx.clear(INBOX_MESSAGES_KEY)
+  return waiting
+}
+
+/**
+ * The steering inbox: one virtual object per session key. It lives beside the session object because the session is
+ * locked by its running invocation for the whole run; the inbox's own lock is held only for a state update, so a
+ * message is saved at once, and the run reaches it with a journaled call (`take`) at each turn boundary. Handler
+ * names and state keys are durable: add, never rename.
+ */
+export const inboxObject = restate.object({
+  name: INBOX_SERVICE,
+  handlers: {
+    add,
+    take,
+    pending: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<InboxMessage[]> => (await ctx.get<InboxMessage[]>(INBOX_MESSAGES_KEY)) ?? []),
+  },
+})
+
+/** The inbox's type, for typed clients. */
+export type InboxObject = typeof inboxObject
