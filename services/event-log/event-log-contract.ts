@@ -17,22 +17,8 @@ export const EVENT_WAITERS_STATE_KEY = 'event_waiters'
 /** Events per page. Durable: pages already written use it. */
 export const EVENT_PAGE_SIZE = 64
 
-/** The type of a session event. Every producer (session runs, sub-agents, steering) uses these. */
-export type SessionEventType =
-  | 'run:start' | 'run:end' | 'turn:end' | 'tool:start' | 'tool:end' | 'question' | 'steer'
-  | 'child:start' | 'child:end' | 'compact'
-
-/** One event of the session's ordered, addressable log (`seq` starts at 1 and never names another event). */
-export interface SessionEvent {
-  seq: number
-  type: SessionEventType
-  /** Durable time of the event (ms since the epoch), from the journal. */
-  at: number
-  data: Record<string, unknown>
-}
-
-/** An event before the log numbers it. */
-export type NewSessionEvent = Omit<SessionEvent, 'seq'>
+export type { NewSessionEvent, SessionEvent, SessionEventType } from 'zidane/session'
+import type { NewSessionEvent, SessionEvent } from 'zidane/session'
 
 /** Input of `events/<key>/append` (exclusive). */
 export interface AppendEventsRequest { events: NewSessionEvent[] }

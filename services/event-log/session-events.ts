@@ -1,12 +1,11 @@
 import type * as restate from '@restatedev/restate-sdk'
 import { restateSessionStore } from 'zidane/restate'
 import type { RestateSessionStoreOptions } from 'zidane/restate'
-import { createMemorySessionStore } from 'zidane/session'
+import { createMemorySessionStore, EventRecorder, recordingSessionStore } from 'zidane/session'
 import type { SessionStore } from 'zidane/session'
 import type { NewSessionEvent } from './event-log-contract'
 import { EVENTS_SERVICE } from './event-log-contract'
 import type { EventLogObject } from './event-log-object'
-import { EventRecorder, recordingSessionStore } from './event-recorder'
 
 const EventLog: EventLogObject = { name: EVENTS_SERVICE }
 

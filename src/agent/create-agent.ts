@@ -8,6 +8,9 @@ import type { Session, SessionClock } from '../session/session'
 import type { SessionRun } from '../session/types'
 import type { ToolDef } from '../tools/tool'
 import { fireHook } from './fire-hook'
+import type { HookFailureSink } from './fire-hook'
+import { EventRecorder } from '../session/session-events'
+import type { NewSessionEvent } from '../session/session-events'
 import { appendMessage } from './history'
 import { buildStats, checkpointMismatch, compactedHistoryStart, limitsFor, nextRunId, resumeRunState, startRunState } from './run-lifecycle'
 import { RunControl } from './run-control'
@@ -41,9 +44,15 @@ export function createAgent(options: CreateAgentOptions): Agent {
   let sessionPromise: Promise<Session> | undefined
   let control: RunControl | undefined
 
-  const session = (): Promise<Session> => (sessionPromise ??= openSession(options, runtime, clock))
+  /** Where a failing `session:event` hook is reported: the run in progress (it fails at its next boundary). */
+  let activeRun: HookFailureSink = {}
+  const session = (): Promise<Session> => (sessionPromise ??= openSession(options, runtime, clock).then((opened) => {
+    publishSessionEvents(opened, new EventRecorder({ depth }), event => fireHook(hooks, activeRun, 'session:event', event))
+    return opened
+  }))
 
   const execute = async (current: Session, state: RunState, record: SessionRun, runControl: RunControl): Promise<AgentStats> => {
+    activeRun = state
     journaledTime = Math.max(journaledTime, state.startedAt)
     await hooks.callHook('run:start', { runId: state.runId, sessionId: current.id, prompt: state.prompt, resumed: state.resumed })
     await current.upsertRun(record)
@@ -239,4 +248,13 @@ async function openSession(options: CreateAgentOptions, runtime: DurableRuntime,
     return loaded ?? createSession({ id: options.sessionId, store, clock })
   }
   return createSession({ store, clock })
+}
+
+/** Turns the session's writes into session events for `emit` (what it held when opened is not reported again). */
+function publishSessionEvents(session: Session, recorder: EventRecorder, emit: (event: NewSessionEvent) => void): void {
+  recorder.seed(session.toJSON())
+  session.onChange((change) => {
+    const events = change.kind === 'turns' ? recorder.turnEvents(change.turns) : recorder.runEvents(change.meta)
+    for (const event of events) emit(event)
+  })
 }

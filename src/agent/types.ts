@@ -5,6 +5,7 @@ import type { ModelResponse, Provider, ThinkingConfig } from '../providers/provi
 import type { Usage } from '../providers/content'
 import type { AttemptDelta } from './model-attempt'
 import type { Session } from '../session/session'
+import type { NewSessionEvent } from '../session/session-events'
 import type { RunStatus, SessionTurn } from '../session/types'
 import type { ToolDef, ToolResult } from '../tools/tool'
 
@@ -186,6 +187,11 @@ export interface AgentHooks {
   'compact': (event: { runId: string; turn: number; droppedTurns: number }) => void | Promise<void>
   'interaction:request': (event: InteractionRequest) => void | Promise<void>
   'run:end': (event: { runId: string; stats: AgentStats }) => void | Promise<void>
+  /**
+   * An event of the session's log, in the shape the deployment's SSE stream and the CLI's `--stream-json` use
+   * (without `seq`: a log numbers it). Derived from the session's writes, so it fires again on a replay.
+   */
+  'session:event': (event: NewSessionEvent) => void | Promise<void>
   'resume:mismatch': (event: { runId: string; sessionId: string; reason: string }) => void | Promise<void>
   'replay:done': (event: Record<string, never>) => void | Promise<void>
   'child:run:start': (event: ChildEventBase & { task: string }) => void | Promise<void>

@@ -1,13 +1,17 @@
 import type { Agent } from '../agent/types'
 import type { OutputMode } from './parse-args'
 
-const STREAMED_HOOKS = ['run:start', 'model:response', 'tool:start', 'tool:end', 'interaction:request', 'resume:mismatch', 'run:end'] as const
+/** Notices the CLI streams beside the session events (a question to answer, a resume that could not happen). */
+const NOTICE_HOOKS = ['interaction:request', 'resume:mismatch'] as const
 
 /** Reports a run on the terminal: text deltas and tool names (`text`), one JSON event per line (`stream-json`), or nothing until the end (`json`). */
 export function attachOutput(agent: Agent, mode: OutputMode, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void {
   if (mode === 'json') return
   if (mode === 'stream-json') {
-    for (const name of STREAMED_HOOKS) agent.hooks.hook(name, (event: object) => { stdout.write(`${JSON.stringify({ type: name, ...event })}\n`) })
+    // The session events in the shape the deployment's SSE stream sends ({ type, at, data }), and the live deltas.
+    agent.hooks.hook('session:event', (event) => { stdout.write(`${JSON.stringify(event)}\n`) })
+    agent.hooks.hook('model:delta', (event) => { stdout.write(`${JSON.stringify({ type: 'model:delta', data: { runId: event.runId, turn: event.turn, ...event.delta } })}\n`) })
+    for (const name of NOTICE_HOOKS) agent.hooks.hook(name, (event: object) => { stdout.write(`${JSON.stringify({ type: name, data: event })}\n`) })
     return
   }
   agent.hooks.hook('model:delta', event => { if (event.delta.kind === 'text') stdout.write(event.delta.delta) })

@@ -10,11 +10,15 @@ export interface SessionClock { now(): number | Promise<number> }
 
 const systemClock: SessionClock = { now: () => Date.now() }
 
+/** What a session just wrote: new turns, or its header (run records, status, metadata). */
+export type SessionChange = { kind: 'turns'; turns: readonly SessionTurn[] } | { kind: 'meta'; meta: SessionMeta }
+
 /** A live session: its data and the store it writes through. Writes go to the store at once. */
 export class Session {
   readonly store: SessionStore | undefined
   private data: SessionData
   private clock: SessionClock
+  private readonly listeners = new Set<(change: SessionChange) => void>()
 
   constructor(data: SessionData, store: SessionStore | undefined, clock: SessionClock = systemClock) {
     this.data = data
@@ -54,6 +58,12 @@ export class Session {
     if (index > this.historyFrom && index <= this.turnCount) this.data.historyFrom = index
   }
 
+  /** Calls `listener` after each write (new turns, or the header), in order; returns the function that stops it. */
+  onChange(listener: (change: SessionChange) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
   /** Replaces the clock that stamps `updatedAt` (durable runtimes need a replay-stable one). */
   useClock(clock: SessionClock): void { this.clock = clock }
 
@@ -67,6 +77,7 @@ export class Session {
     if (fresh.length === 0) return
     this.data.turns.push(...structuredClone(fresh))
     await this.store?.appendTurns(this.data.id, fresh)
+    this.notify({ kind: 'turns', turns: fresh })
   }
 
   /** Adds or replaces a run record by id and saves the header. */
@@ -111,6 +122,11 @@ export class Session {
     this.data.updatedAt = await this.clock.now()
     const { turns: _turns, ...meta } = this.data
     await this.store?.saveMeta(this.data.id, structuredClone(meta) satisfies SessionMeta)
+    this.notify({ kind: 'meta', meta })
+  }
+
+  private notify(change: SessionChange): void {
+    for (const listener of this.listeners) listener(change)
   }
 }
 

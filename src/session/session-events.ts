@@ -1,5 +1,24 @@
-import type { SessionData, SessionMeta, SessionRun, SessionStore, SessionTurn } from 'zidane/session'
-import type { NewSessionEvent } from './event-log-contract'
+import type { SessionData, SessionMeta, SessionRun, SessionStore, SessionTurn } from './types'
+
+/**
+ * The type of a session event. The same events feed the deployment's SSE stream, the CLI's `--stream-json` and the
+ * agent's `session:event` hook.
+ */
+export type SessionEventType =
+  | 'run:start' | 'run:end' | 'turn:end' | 'tool:start' | 'tool:end' | 'question' | 'steer'
+  | 'child:start' | 'child:end'
+
+/** One event of a session's ordered log (`seq` starts at 1 and never names another event). */
+export interface SessionEvent {
+  seq: number
+  type: SessionEventType
+  /** Durable time of the event (ms since the epoch): the time of the write it comes from. */
+  at: number
+  data: Record<string, unknown>
+}
+
+/** An event before a log numbers it. */
+export type NewSessionEvent = Omit<SessionEvent, 'seq'>
 
 /** Longest JSON of a tool input, a prompt or a text an event carries (the session keeps the whole of it). */
 export const EVENT_TEXT_LIMIT = 2_000
@@ -11,7 +30,7 @@ export const TURN_TEXT_LIMIT = 32_000
 export interface RecorderIdentity { depth: number; label?: string }
 
 /**
- * Turns the session writes of one agent into events, as they happen. It reads nothing but what the agent writes, in
+ * Turns the session writes of one agent into {@link NewSessionEvent}s, as they happen. It reads nothing but what the agent writes, in
  * the agent's order, so on a replay it derives the same events at the same points: each batch it hands to `publish`
  * can be a journaled call. Turns of sub-agents merged into the session (run ids with a `/`) are skipped: the
  * sub-agent published them live, while it ran.
