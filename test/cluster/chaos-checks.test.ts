@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { INTERRUPTED_TOOL_TEXT } from 'zidane'
 import { checkModelSteps, checkSessions, checkSideEffects } from '../../scripts/chaos/checks'
 import { quantile, recoveryTimes } from '../../scripts/chaos/chaos'
 import type { KillRecord } from '../../scripts/chaos/killer'
@@ -43,6 +44,12 @@ describe('chaos checks', () => {
       { ...good, duplicateTurnIds: ['t1'] },
     ]).map(violation => violation.code)
     expect(codes).toEqual(['run_not_completed', 'turn_lost', 'question_not_delivered', 'turn_duplicated'])
+  })
+
+  it('an unsafe call interrupted by a kill may leave its output out of the answer: reported to the model, not a violation', () => {
+    const interrupted = session('c1', 'tools', { status: 'completed', turns: 6, runTurns: 6, duplicateTurnIds: [], text: `Done: ok / ${INTERRUPTED_TOOL_TEXT} / The todo list is empty. / 1\tc1 was here` })
+    expect(checkSessions([interrupted])).toEqual([])
+    expect(checkSessions([{ ...interrupted, text: 'Done: ok / The todo list is empty. / 1\tc1 was here' }]).map(violation => violation.code)).toEqual(['answer_wrong'])
   })
 
   it('recovery is the wait of the sessions working at a kill for their next model step', () => {
