@@ -13,6 +13,8 @@ export interface BenchOptions {
   sqlite: { runs: number; runsPerSession: number; opens: number; largeRounds: number }
   /** Section 7: runs of the 5 MB tool output on Restate, and how long the 40 MB invocation is watched. */
   largeOutputs: { rounds: number; watchMs: number }
+  /** Section 8: sessions streaming at once, tokens each, and the model server's interval between tokens. */
+  live: { sessions: number; tokens: number; intervalMs: number }
 }
 
 /** The sizes for `argv` (`--quick` or not). */
@@ -26,5 +28,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     sessions: quick ? { count: 40, pacedCount: 30, writeLines: 9 } : { count: 150, pacedCount: 100, writeLines: 9 },
     sqlite: quick ? { runs: 10_000, runsPerSession: 10, opens: 500, largeRounds: 3 } : { runs: 10_000, runsPerSession: 10, opens: 2000, largeRounds: 8 },
     largeOutputs: quick ? { rounds: 2, watchMs: 3000 } : { rounds: 5, watchMs: 5000 },
+    live: quick ? { sessions: 20, tokens: 50, intervalMs: 20 } : { sessions: 20, tokens: 200, intervalMs: 20 },
   }
 }
