@@ -7,6 +7,7 @@ import { measureConcurrentSessions } from './concurrent-sessions'
 import { measureDurabilityOverhead } from './durability-overhead'
 import { measureKillToResumed } from './kill-resume'
 import { measureLargeOutputs } from './large-outputs'
+import { measureLiveLatency } from './live-latency'
 import { measureRealisticLatency } from './realistic-latency'
 import { measureSqliteSpecifics } from './sqlite-specifics'
 import { parseOptions } from './lib/options'
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
     { name: '5 concurrent sessions (full stack)', run: async () => measureConcurrentSessions(options, report) },
     { name: '6 sqlite specifics', run: async () => measureSqliteSpecifics(options, report) },
     { name: '7 large outputs on restate', run: async target => measureLargeOutputs(target, options, report) },
+    { name: '8 live latency (full stack)', run: async () => measureLiveLatency(options, report) },
   ]
   try {
     await server.serve([...benchServices])
