@@ -1,15 +1,8 @@
+import type { ModelDeltaEventData } from 'zidane'
 import type { LiveDelta } from '../services/live/live-delta'
 
-/** `model:delta` as viewers get it: a piece of a model step in progress. Not durable, so no `seq`. */
-export interface ModelDeltaEvent {
-  runId: string
-  turn: number
-  attempt: string
-  kind: 'text' | 'thinking'
-  offset: number
-  text: string
-  label?: string
-}
+/** `model:delta` as viewers get it: a piece of a model step in progress (the library's `model:delta` event data). */
+export type ModelDeltaEvent = ModelDeltaEventData
 
 /** `model:superseded`: the deltas of `attempt` for this run's `turn` are void; `nextAttempt`'s follow from offset 0. */
 export interface ModelSupersededEvent {

@@ -1,3 +1,4 @@
+import { modelDeltaEvent } from 'zidane'
 import type { Agent } from 'zidane'
 import type { LiveHub, LiveSource } from './live-hub'
 
@@ -7,10 +8,9 @@ import type { LiveHub, LiveSource } from './live-hub'
  * context: they run inside the model step's closure. They never throw (a throwing `model:delta` hook fails the run).
  */
 export function publishAgentDeltas(agent: Pick<Agent, 'hooks'>, source: LiveSource, hub: LiveHub): void {
-  const label = source.label === undefined ? {} : { label: source.label }
-  agent.hooks.hook('model:delta', ({ runId, turn, delta }) => {
-    if (delta.kind === 'tool_input') return
-    hub.publish({ sessionKey: source.sessionKey, runId, turn, attempt: delta.attempt, kind: delta.kind, offset: delta.offset, text: delta.delta, ...label })
+  agent.hooks.hook('model:delta', event => {
+    const delta = modelDeltaEvent(event, source.label)
+    if (delta) hub.publish({ sessionKey: source.sessionKey, ...delta.data })
   })
   agent.hooks.hook('model:response', ({ runId, turn }) => { hub.endStep(source.sessionKey, runId, turn) })
   agent.hooks.hook('turn:end', ({ runId, turn }) => { hub.endStep(source.sessionKey, runId, turn) })

@@ -1,22 +1,14 @@
+import type { ModelDeltaEventData } from 'zidane'
+
 /**
  * The wire shapes of the live stream between the services (the live hub) and the gateway. Deltas are not durable:
  * they are never journaled, carry no `seq`, and the journaled `turn:end` of their turn is authoritative.
  */
 
-/** A streamed piece of a model response, as the services publish it. */
-export interface LiveDelta {
+/** A streamed piece of a model response, as the services publish it: the `model:delta` event's data and its root session. */
+export interface LiveDelta extends ModelDeltaEventData {
   /** The root session's Restate key (`<tenant>~<sessionId>`); children publish under their root session's key. */
   sessionKey: string
-  runId: string
-  turn: number
-  /** Unique per execution of a model request: a new one means the earlier attempt's deltas are superseded. */
-  attempt: string
-  kind: 'text' | 'thinking'
-  /** Characters of this kind the attempt streamed before `text`. */
-  offset: number
-  text: string
-  /** The child's own label, as its durable `child:*` events name it; absent for the session's own run. */
-  label?: string
 }
 
 /** One line of the hub's NDJSON stream. */

@@ -1,3 +1,4 @@
+import { modelDeltaEvent } from '../agent/model-delta-event'
 import type { Agent } from '../agent/types'
 import type { OutputMode } from './parse-args'
 
@@ -10,7 +11,10 @@ export function attachOutput(agent: Agent, mode: OutputMode, stdout: NodeJS.Writ
   if (mode === 'stream-json') {
     // The session events in the shape the deployment's SSE stream sends ({ type, at, data }), and the live deltas.
     agent.hooks.hook('session:event', (event) => { stdout.write(`${JSON.stringify(event)}\n`) })
-    agent.hooks.hook('model:delta', (event) => { stdout.write(`${JSON.stringify({ type: 'model:delta', data: { runId: event.runId, turn: event.turn, ...event.delta } })}\n`) })
+    agent.hooks.hook('model:delta', (event) => {
+      const delta = modelDeltaEvent(event)
+      if (delta) stdout.write(`${JSON.stringify(delta)}\n`)
+    })
     for (const name of NOTICE_HOOKS) agent.hooks.hook(name, (event: object) => { stdout.write(`${JSON.stringify({ type: name, data: event })}\n`) })
     return
   }

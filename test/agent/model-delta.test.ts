@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createAgent } from 'zidane'
+import { createAgent, modelDeltaEvent } from 'zidane'
 import type { AttemptDelta } from 'zidane'
 import type { ModelResponse, Provider } from 'zidane/providers'
 import { ProviderError } from '../../src/errors/zidane-error'
@@ -64,5 +64,12 @@ describe('model:delta', () => {
     const deltas = await deltasOf(overloadedOnce())
     const last = deltas.filter(event => event.delta.attempt === deltas.at(-1)?.delta.attempt && event.delta.kind === 'text')
     expect(last.map(event => event.delta.delta).join('')).toBe('Hello world')
+  })
+
+  it('becomes one model:delta event shape (SSE, --stream-json, the live hub) with the label of a sub-agent, and none for tool input', () => {
+    const delta: AttemptDelta = { kind: 'text', index: 1, delta: 'Hi', attempt: 'n-1', offset: 4 }
+    expect(modelDeltaEvent({ runId: 'r', turn: 2, delta })).toEqual({ type: 'model:delta', data: { runId: 'r', turn: 2, attempt: 'n-1', kind: 'text', offset: 4, text: 'Hi' } })
+    expect(modelDeltaEvent({ runId: 'r', turn: 2, delta }, 'child-1')?.data.label).toBe('child-1')
+    expect(modelDeltaEvent({ runId: 'r', turn: 2, delta: { ...delta, kind: 'tool_input' } })).toBeUndefined()
   })
 })
