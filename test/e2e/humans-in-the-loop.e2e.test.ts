@@ -82,6 +82,12 @@ function humansInTheLoop(mode: 'normal' | 'always replay', env: Record<string, s
   const ledgerLines = (line: string): number => (existsSync(ledger()) ? readFileSync(ledger(), 'utf8').split('\n').filter(entry => entry === line).length : 0)
   const requestsOf = (prompt: string): RecordedRequest[] => (model?.requests ?? []).filter(request => textsOf(messagesOf(request)[0]).join('') === prompt)
   const shellPrompt = (line: string): string => `shell: echo ${line} >> ${ledger()}`
+  /** Waits until the inbox's `add` of message `id` (its invocation) has run. */
+  const savedInInbox = (id: string): Promise<true> => waitFor(async () => {
+    const response = await fetch(`${s().adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: `SELECT status FROM sys_invocation WHERE id = '${id}'` }) })
+    const status = ((await response.json()) as { rows: Array<{ status: string }> }).rows[0]?.status
+    return (status === undefined || status === 'completed') || undefined
+  }, 30_000, `message ${id} saved in the inbox`)
 
   it('a shell call under an "approve" policy waits in pending with its tool and input, and runs once after approve', async () => {
     const sessionId = `approve-${tag}`
@@ -92,7 +98,9 @@ function humansInTheLoop(mode: 'normal' | 'always replay', env: Record<string, s
     expect(ledgerLines(sessionId)).toBe(0)
     // A message sent while the run waits is delivered after the answer, at the next turn boundary.
     const steer = `${STEER} while waiting (${sessionId})`
-    expect((await post(`/v1/sessions/${sessionId}/messages`, { text: steer })).status).toBe(202)
+    const sent = await post(`/v1/sessions/${sessionId}/messages`, { text: steer })
+    expect(sent.status).toBe(202)
+    await savedInInbox(((await sent.json()) as { id: string }).id)
     expect((await answerByLink(pending, { decision: 'approve' })).status).toBe(200)
     expect((await answerByLink(pending, { decision: 'deny' })).status).toBe(409)
     const done = await ended(sessionId)
@@ -191,11 +199,19 @@ function humansInTheLoop(mode: 'normal' | 'always replay', env: Record<string, s
       await s().services().stop()
       // The services are down: the answer is queued in Restate and delivered when they are back.
       expect((await answerByLink(pending, { decision: 'approve' })).status).toBe(202)
+      // A message is taken while they are down too (Restate keeps it), and reaches the run once.
+      const steer = `${STEER} sent while down (${sessionId})`
+      expect((await post(`/v1/sessions/${sessionId}/messages`, { text: steer })).status).toBe(202)
       s().services().restart()
+      const mentions = (): number[] => requestsOf(shellPrompt(sessionId)).map(request => messagesOf(request).flatMap(textsOf).filter(text => text === steer).length)
+      // Delivered at the run's next boundary, or (had it been saved after that boundary) as the next run's prompt.
+      await waitFor(() => mentions().some(count => count > 0) || undefined, 60_000, 'the steering message to reach the model')
       const done = await ended(sessionId)
       expect(done.runs[0]).toMatchObject({ status: 'completed', text: SHELL_DONE })
       expect(done.pending).toEqual([])
       expect(ledgerLines(sessionId)).toBe(1)
+      expect(Math.max(...mentions())).toBe(1)
+      expect(requestsOf(shellPrompt(sessionId)).filter(request => textsOf(messagesOf(request).at(-1)).includes(steer))).toHaveLength(1)
       expect((await answerByLink(pending, { decision: 'approve' })).status).toBe(409)
     })
   }
