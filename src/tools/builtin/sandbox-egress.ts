@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEgressProxy } from './egress-proxy'
@@ -42,7 +42,27 @@ export function sandboxEgress(options: Omit<EgressProxyOptions, 'socketPath'>): 
 }
 
 function startInPrivateFolder(options: Omit<EgressProxyOptions, 'socketPath'>): EgressProxy {
-  const folder = mkdtempSync(join(tmpdir(), 'zidane-egress-'))
+  removeFoldersOfDeadProcesses()
+  const folder = mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`))
   process.once('exit', () => rmSync(folder, { recursive: true, force: true }))
   return startEgressProxy({ ...options, socketPath: join(folder, 'proxy.sock') })
+}
+
+const FOLDER_PREFIX = 'zidane-egress-'
+
+/** A process killed before its exit handlers ran leaves its folder: the one named by a pid that no longer runs goes. */
+function removeFoldersOfDeadProcesses(): void {
+  for (const entry of readdirSync(tmpdir()).filter(name => name.startsWith(FOLDER_PREFIX))) {
+    const pid = Number(entry.slice(FOLDER_PREFIX.length).split('-')[0])
+    if (Number.isInteger(pid) && pid > 0 && !isRunning(pid)) rmSync(join(tmpdir(), entry), { recursive: true, force: true })
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
 }
