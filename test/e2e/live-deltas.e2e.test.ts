@@ -8,10 +8,11 @@ import type { TestStack } from '../helpers/stack'
 
 const API_KEY = 'sk-ant-e2e'
 
+/** The text of the latest user message that has text: the prompt of the run (tool results carry none). */
 function promptOf(request: RecordedRequest): string {
-  const first = (request.body?.messages as unknown as Array<{ content: string | Array<{ text?: string }> }> | undefined)?.[0]
-  if (!first) return ''
-  return typeof first.content === 'string' ? first.content : first.content.map(block => block.text ?? '').join('')
+  const messages = (request.body?.messages as unknown as Array<{ role: string; content: string | Array<{ type: string; text?: string }> }> | undefined) ?? []
+  const texts = messages.filter(message => message.role === 'user').map(message => typeof message.content === 'string' ? message.content : message.content.map(block => block.text ?? '').join(''))
+  return texts.filter(text => text !== '').at(-1) ?? ''
 }
 
 function turnOf(request: RecordedRequest): number {
@@ -43,6 +44,8 @@ describe('live model deltas on the event stream', { timeout: 180_000 }, () => {
   const m = (): FakeAnthropicServer => { if (!model) throw new Error('no model'); return model }
   printStackOutputOnFailure(() => stack)
 
+  let overloads = 0
+
   beforeAll(async () => {
     model = await start({ apiKey: API_KEY })
     m().setHandler(request => {
@@ -51,6 +54,7 @@ describe('live model deltas on the event stream', { timeout: 180_000 }, () => {
       if (prompt === 'reconnect mid-step') return slowText(40, 50)
       if (prompt === 'spawn a streaming child') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'spawn', input: { task: 'child streams' } }] } : slowText(3, 10)
       if (prompt === 'child streams') return slowText(30, 50)
+      if (prompt === 'overload mid-stream') return overloads++ === 0 ? { kind: 'overloaded', midStream: true, afterEvents: 6 } : slowText(20, 30)
       return slowText(20, 30)
     })
     stack = await startTestStack({ ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: m().url, ZIDANE_MODEL: 'claude-test' }, { tenants: 1 })
@@ -61,9 +65,10 @@ describe('live model deltas on the event stream', { timeout: 180_000 }, () => {
     await model?.close()
   })
 
-  const prompt = async (sessionId: string, text: string): Promise<void> => {
-    const response = await s().request(`/v1/sessions/${sessionId}/prompts`, { method: 'POST', body: JSON.stringify({ prompt: text }) })
-    expect(response.status).toBe(202)
+  const prompt = async (sessionId: string, text: string, query = '', status = 202): Promise<void> => {
+    const response = await s().request(`/v1/sessions/${sessionId}/prompts${query}`, { method: 'POST', body: JSON.stringify({ prompt: text }) })
+    expect(response.status).toBe(status)
+    await response.arrayBuffer()
   }
   /** A viewer of the session's events, once the session exists (404 before its run wrote it). */
   const view = async (sessionId: string, headers: Record<string, string> = {}): Promise<SseViewer> => {
@@ -104,6 +109,19 @@ describe('live model deltas on the event stream', { timeout: 180_000 }, () => {
     expect(payload(after[0]).offset).toBe(0)
     expect(textOfAttempt(after, payload(superseded).nextAttempt)).toBe(payload(turnEnd).text)
     expect(m().requests.filter(request => promptOf(request) === 'crash mid-stream').length).toBeGreaterThanOrEqual(2)
+  })
+
+  it('an overload retried mid-stream yields model:superseded for the partial attempt, then the retry from offset 0', async () => {
+    await prompt('live-overload', 'warm up', '?wait=true', 200)
+    const viewer = await view('live-overload')
+    await prompt('live-overload', 'overload mid-stream')
+    const partial = await viewer.waitFor(isDelta)
+    const superseded = await viewer.waitFor(frame => frame.event === 'model:superseded')
+    expect(payload(superseded)).toMatchObject({ runId: payload(partial).runId, attempt: payload(partial).attempt })
+    const turnEnd = await viewer.waitFor(frame => frame.event === 'turn:end', 60_000, viewer.frames.indexOf(superseded))
+    const retried = viewer.frames.slice(viewer.frames.indexOf(superseded) + 1, viewer.frames.indexOf(turnEnd)).filter(isDelta)
+    expect(payload(retried[0]).offset).toBe(0)
+    expect(textOfAttempt(retried, payload(superseded).nextAttempt)).toBe(payload(turnEnd).text)
   })
 
   it("a child's deltas stream live with its label while the parent's spawn runs", async () => {
