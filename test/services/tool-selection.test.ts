@@ -35,7 +35,7 @@ describe('operator control of the tools', () => {
 describe('ZIDANE_SANDBOX_ALLOW_DOMAINS', () => {
   it('lets shell commands reach the listed domains only, through the proxy', async () => {
     const policy = shellPolicy({ ZIDANE_SANDBOX: 'required', ZIDANE_SANDBOX_ALLOW_DOMAINS: 'example.com, api.github.com' })
-    expect(policy.status).toEqual({ mode: 'sandboxed', reason: 'commands run in a bubblewrap sandbox (network only to example.com, api.github.com; process cap 1024: cgroup pids.max)' })
+    expect(policy.status).toEqual({ mode: 'sandboxed', reason: 'commands run in a bubblewrap sandbox: network only to example.com, api.github.com; process cap 1024 (cgroup pids.max)' })
     const shell = createBuiltinTools({ root: mkdtempSync(join(tmpdir(), 'zidane-egress-')), shell: policy.options }).find(tool => tool.spec.name === 'shell') as ToolDef
     const output = await shell.execute({ command: 'curl -sS -m 10 http://api.github.com/; curl -sS -m 10 http://other.example.org/' }, createToolContext())
     // No internet here: the listed name passes the allow-list and fails only to resolve; the other is refused outright.
@@ -44,6 +44,6 @@ describe('ZIDANE_SANDBOX_ALLOW_DOMAINS', () => {
   })
 
   it('is off by default: the sandbox has no network', () => {
-    expect(shellPolicy({ ZIDANE_SANDBOX: 'required' }).status.reason).toBe('commands run in a bubblewrap sandbox (no network; process cap 1024: cgroup pids.max)')
+    expect(shellPolicy({ ZIDANE_SANDBOX: 'required' }).status.reason).toBe('commands run in a bubblewrap sandbox: no network; process cap 1024 (cgroup pids.max)')
   })
 })

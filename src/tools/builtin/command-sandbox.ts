@@ -16,7 +16,7 @@ export interface WrappedCommand {
 export interface CommandSandbox {
   /** Human-readable name of the mechanism, for logs (`bubblewrap`). */
   readonly name: string
-  /** What it enforces beyond confinement, for logs and status (`process cap 1024: cgroup pids.max`). */
+  /** What it enforces beyond confinement, for logs and status (`process cap 1024 (cgroup pids.max)`). */
   readonly details?: string
   /** The program and arguments that run `bash -c command` confined to `workspace` (read-write, also the working folder). */
   wrap(command: string, workspace: string): WrappedCommand
@@ -70,7 +70,7 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandb
   const processCap = cgroupRoot === false || cgroupRoot === undefined ? 'ulimit -u, not binding root' : 'cgroup pids.max'
   return {
     name: 'bubblewrap',
-    details: `process cap ${maxProcesses}: ${processCap}`,
+    details: `process cap ${maxProcesses} (${processCap})`,
     wrap: (command, workspace) => {
       const args = [...baseArguments(), ...(egress?.bwrapArguments() ?? []), '--bind', workspace, workspace, '--chdir', workspace, 'bash', '-c', setup, command]
       const cgroup = cgroupRoot === false || cgroupRoot === undefined ? undefined : createPidsCgroup(cgroupRoot, maxProcesses)

@@ -49,7 +49,7 @@ export function sandboxFromSettings(env: NodeJS.ProcessEnv, mode: SandboxMode = 
   const options = bubblewrapOptionsFrom(env)
   const sandbox = bubblewrapSandbox(options)
   const network = (options.allowDomains ?? []).length > 0 ? `network only to ${(options.allowDomains ?? []).join(', ')}` : 'no network'
-  if (isSandboxUsable(sandbox, probeFolder)) return { mode: 'sandboxed', reason: `commands run in a bubblewrap sandbox (${network}; ${sandbox.details ?? ''})`, sandbox }
+  if (isSandboxUsable(sandbox, probeFolder)) return { mode: 'sandboxed', reason: `commands run in a bubblewrap sandbox: ${network}; ${sandbox.details ?? ''}`, sandbox }
   const needs = (options.allowDomains ?? []).length > 0 ? ' with socat for the allowed domains' : ''
   const missing = `the sandbox (${options.bwrapPath ?? 'bwrap'}${needs}) is not usable here`
   if (mode === 'required') return { mode: 'disabled', reason: `${missing} and the sandbox is required` }

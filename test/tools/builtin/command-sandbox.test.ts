@@ -103,8 +103,8 @@ describe('shell in the bubblewrap sandbox', () => {
 
   it('limits the processes of one command, for root too: forks past the limit fail', async () => {
     expect(findPidsCgroupRoot()).toBeDefined()
-    expect(bubblewrapSandbox({ maxProcesses: 40 }).details).toBe('process cap 40: cgroup pids.max')
-    expect(bubblewrapSandbox({ maxProcesses: 40, pidsCgroupRoot: false }).details).toBe('process cap 40: ulimit -u, not binding root')
+    expect(bubblewrapSandbox({ maxProcesses: 40 }).details).toBe('process cap 40 (cgroup pids.max)')
+    expect(bubblewrapSandbox({ maxProcesses: 40, pidsCgroupRoot: false }).details).toBe('process cap 40 (ulimit -u, not binding root)')
     const limited = shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox({ maxProcesses: 40 }), timeoutMs: 20_000, killGraceMs: 500 })
     const marker = `7${Date.now() % 100_000}`
     // Under a loaded machine starting 40 processes takes seconds: the timeout leaves room for the loop to reach the cap.
