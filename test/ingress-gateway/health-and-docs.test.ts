@@ -34,6 +34,7 @@ describe('health, readiness and API docs', () => {
       '/v1/sessions/{sessionId}',
       '/v1/sessions/{sessionId}/cancel',
       '/v1/sessions/{sessionId}/events',
+      '/v1/sessions/{sessionId}/messages',
       '/v1/sessions/{sessionId}/prompts',
     ])
     const prompts = spec.paths['/v1/sessions/{sessionId}/prompts'].post

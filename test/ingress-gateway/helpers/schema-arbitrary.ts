@@ -11,6 +11,13 @@ export interface JsonSchemaLike {
   enum?: readonly unknown[]
   required?: readonly string[]
   properties?: Record<string, JsonSchemaLike>
+  items?: JsonSchemaLike
+  maxItems?: number
+  uniqueItems?: boolean
+  /** `if`/`else` with `required` only (exactly one of two fields): values are drawn from the `else` branch. */
+  if?: { required?: readonly string[] }
+  else?: { required?: readonly string[] }
+  dependencies?: Record<string, readonly string[]>
 }
 
 /** Characters a header value may carry on the wire (latin-1 without controls), so non-ASCII values are tried too. */
@@ -36,16 +43,23 @@ export function validValue(schema: JsonSchemaLike): Arbitrary<unknown> {
       return fc.boolean()
     case 'object':
       return validObject(schema)
+    case 'array': {
+      const items = validValue(schema.items ?? {})
+      const maxLength = Math.min(schema.maxItems ?? 5, 5)
+      return schema.uniqueItems === true ? fc.uniqueArray(items, { maxLength, selector: (item) => JSON.stringify(item) }) : fc.array(items, { maxLength })
+    }
     default:
       return fc.jsonValue()
   }
 }
 
 function validObject(schema: JsonSchemaLike): Arbitrary<unknown> {
-  const properties = schema.properties ?? {}
+  // The `else` branch of an if/then/else: its required fields, without the `if` fields and the fields needing them.
+  const excluded = new Set(schema.if?.required ?? [])
+  for (const [name, needs] of Object.entries(schema.dependencies ?? {})) if (needs.some((need) => excluded.has(need))) excluded.add(name)
   const record: Record<string, Arbitrary<unknown>> = {}
-  for (const [name, property] of Object.entries(properties)) record[name] = validValue(property)
-  return fc.record(record, { requiredKeys: [...(schema.required ?? [])] })
+  for (const [name, property] of Object.entries(schema.properties ?? {})) if (!excluded.has(name)) record[name] = validValue(property)
+  return fc.record(record, { requiredKeys: [...(schema.required ?? []), ...(schema.else?.required ?? [])] })
 }
 
 /** Mostly valid values, sometimes hostile ones, sometimes none at all (`undefined`). */
