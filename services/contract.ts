@@ -72,6 +72,9 @@ export interface InboxMessage {
 /** Input of `inbox/<key>/add`. */
 export interface AddMessageRequest { text: string }
 
+/** Input of `inbox/<key>/watch`: the awakeable to resolve once a message is waiting. */
+export interface WatchInboxRequest { awakeableId: string }
+
 /** Input of `inbox/<key>/take`: `forDelivery` when the session's `deliver` takes them (it then runs them as a prompt). */
 export interface TakeMessagesRequest { forDelivery?: boolean }
 

@@ -1,4 +1,4 @@
-import type * as restate from '@restatedev/restate-sdk'
+import * as restate from '@restatedev/restate-sdk'
 import type { SteeringInbox } from 'zidane/durable'
 import { INBOX_SERVICE } from '../contract'
 import type { InboxObject } from '../inbox/inbox-object'
@@ -6,12 +6,26 @@ import type { InboxObject } from '../inbox/inbox-object'
 const Inbox: InboxObject = { name: INBOX_SERVICE }
 
 /**
- * The run's steering inbox on Restate: at each turn boundary the run calls `inbox/<key>/take`, a journaled call made
- * through the object context outside any step, so a replay gets the very messages the first execution took.
+ * The run's steering inbox on Restate. A call to the inbox object at every turn boundary would cost a whole
+ * invocation per turn, so the run arms a signal instead: an awakeable it hands to `inbox/<key>/watch` (one-way), which
+ * the inbox resolves when a message is waiting or arrives. At each boundary the run checks the signal without waiting
+ * (raced against a zero sleep) and only when it fired calls `inbox/<key>/take`, then arms a new one at the next
+ * boundary. Every step of this is a journaled context call made outside any step, so a replay takes the same path.
  */
 export function inboxSteering(ctx: restate.ObjectContext): SteeringInbox {
+  let signal: restate.RestatePromise<boolean> | undefined
   return {
-    take: async () => (await ctx.objectClient(Inbox, ctx.key).take({})).map(message => ({ id: message.id, text: message.text })),
+    take: async () => {
+      if (!signal) {
+        const awakeable = ctx.awakeable<null>()
+        ctx.objectSendClient(Inbox, ctx.key).watch({ awakeableId: awakeable.id })
+        signal = awakeable.promise.map(() => true)
+      }
+      const fired = await restate.RestatePromise.race([signal, ctx.sleep(0).map(() => false)])
+      if (!fired) return []
+      signal = undefined
+      return (await ctx.objectClient(Inbox, ctx.key).take({})).map(message => ({ id: message.id, text: message.text }))
+    },
   }
 }
 

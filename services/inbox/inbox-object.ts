@@ -1,10 +1,12 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { AddMessageRequest, InboxMessage, TakeMessagesRequest } from '../contract'
+import type { AddMessageRequest, InboxMessage, TakeMessagesRequest, WatchInboxRequest } from '../contract'
 import { INBOX_SERVICE, SESSION_SERVICE } from '../contract'
 import type { SessionObject } from '../agent-object/session-object'
 
 /** State key of the messages waiting for a run. Durable: never rename. */
 export const INBOX_MESSAGES_KEY = 'messages'
+/** State key of the awakeable a running run waits on to learn that a message is waiting. Durable: never rename. */
+export const WATCHER_KEY = 'watcher'
 /** State key set while a `session/<key>/deliver` is on its way and has not taken the messages yet. Durable: never rename. */
 export const DELIVERY_SCHEDULED_KEY = 'delivery_scheduled'
 
@@ -20,11 +22,26 @@ async function add(ctx: restate.ObjectContext, request: AddMessageRequest): Prom
   const id = ctx.request().id
   const waiting = (await ctx.get<InboxMessage[]>(INBOX_MESSAGES_KEY)) ?? []
   ctx.set(INBOX_MESSAGES_KEY, [...waiting, { id, text: request.text, receivedAt: await ctx.date.now() }])
+  const watcher = await ctx.get<string>(WATCHER_KEY)
+  if (watcher !== null) {
+    ctx.resolveAwakeable(watcher, null)
+    ctx.clear(WATCHER_KEY)
+  }
   if (!(await ctx.get<boolean>(DELIVERY_SCHEDULED_KEY))) {
     ctx.objectSendClient(Session, ctx.key).deliver()
     ctx.set(DELIVERY_SCHEDULED_KEY, true)
   }
   return { id }
+}
+
+/**
+ * Arms a running run's signal: resolves its awakeable at once when a message is waiting, else at the next `add`. A
+ * newer watch replaces an older one (the run that armed it has moved on or ended).
+ */
+async function watch(ctx: restate.ObjectContext, request: WatchInboxRequest): Promise<void> {
+  const waiting = (await ctx.get<InboxMessage[]>(INBOX_MESSAGES_KEY)) ?? []
+  if (waiting.length > 0) ctx.resolveAwakeable(request.awakeableId, null)
+  else ctx.set(WATCHER_KEY, request.awakeableId)
 }
 
 /** Hands every waiting message to the caller (the session's run at a turn boundary, or its `deliver`) and forgets them. */
@@ -38,7 +55,8 @@ async function take(ctx: restate.ObjectContext, request: TakeMessagesRequest | n
 /**
  * The steering inbox: one virtual object per session key. It lives beside the session object because the session is
  * locked by its running invocation for the whole run; the inbox's own lock is held only for a state update, so a
- * message is saved at once, and the run reaches it with a journaled call (`take`) at each turn boundary. Handler
+ * message is saved at once; the running run learns of it through the awakeable it armed with `watch` and takes it with a
+ * journaled call (`take`) at its next turn boundary. Handler
  * names and state keys are durable: add, never rename.
  */
 export const inboxObject = restate.object({
@@ -46,6 +64,7 @@ export const inboxObject = restate.object({
   handlers: {
     add,
     take,
+    watch,
     pending: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<InboxMessage[]> => (await ctx.get<InboxMessage[]>(INBOX_MESSAGES_KEY)) ?? []),
   },
 })
