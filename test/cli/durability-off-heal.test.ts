@@ -51,7 +51,8 @@ describe('a run left by --durability off on a sessions file', () => {
     const path = join(folder(), 'sessions.db')
     const asking = captureIo({ tty: false, cwd: folder() })
     const run = main(['run', '--session-db', path, '--session', 'q', '--durability', 'off', '--prompt', 'ask: your name?'], asking)
-    const id = await waitFor(() => /--id '([^']+)'/.exec(asking.err())?.[1], 10_000, 'the question to be printed')
+    // The hint prints the id as one shell word: bare when it is safe, else single-quoted.
+    const id = await waitFor(() => /--id '?([^' ]+)'? --answer/.exec(asking.err())?.[1], 10_000, 'the question to be printed')
     const answering = captureIo({ tty: false, cwd: folder() })
     expect(await main(['answer', '--session-db', path, '--id', id, '--answer', 'Ada'], answering), answering.err()).toBe(0)
     expect(await run).toBe(0)

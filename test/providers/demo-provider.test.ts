@@ -40,7 +40,8 @@ describe('the demo model', () => {
     agent.hooks.hook('child:run:start', event => { started.push(event.task) })
     const stats = await agent.run({ prompt: 'spawn: alpha | beta | gamma' })
     expect(started).toEqual(['alpha', 'beta', 'gamma'])
-    expect(stats.turns).toBe(2)
+    // Two turns of its own and one for each child: a run's counts include its sub-agents' work.
+    expect(stats.turns).toBe(2 + 3)
     expect(stats.text).toBe('Children answered: Echo: alpha / Echo: beta / Echo: gamma')
   })
 })
