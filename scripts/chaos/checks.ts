@@ -89,10 +89,30 @@ export function checkSideEffects(ledger: string, sessions: readonly SessionRecor
   return { violations, missing }
 }
 
-async function sql(adminUrl: string, query: string): Promise<Array<Record<string, unknown>>> {
+/** Tries of a query that fails on the server's side: a node that came back after a kill may still miss a peer. */
+const SQL_ATTEMPTS = 5
+const SQL_RETRY_MS = 1_000
+
+async function sqlOnce(adminUrl: string, query: string): Promise<Array<Record<string, unknown>>> {
   const response = await fetch(`${adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query }), signal: AbortSignal.timeout(30_000) })
-  if (!response.ok) throw new Error(`${response.status} ${await response.text()}`)
+  if (!response.ok) throw Object.assign(new Error(`${response.status} ${await response.text()}`), { status: response.status })
   return ((await response.json()) as { rows?: Array<Record<string, unknown>> }).rows ?? []
+}
+
+/**
+ * Runs `query` on the admin API. A 5xx or a refused connection is tried again (up to {@link SQL_ATTEMPTS}): right
+ * after a node's kill a cluster-wide scan can fail with DataFusion's "No such scanner" while its peers come back.
+ */
+async function sql(adminUrl: string, query: string): Promise<Array<Record<string, unknown>>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await sqlOnce(adminUrl, query)
+    } catch (error) {
+      const status = (error as { status?: number }).status
+      if (attempt >= SQL_ATTEMPTS || (status !== undefined && status < 500)) throw error
+      await new Promise(resolve => setTimeout(resolve, SQL_RETRY_MS))
+    }
+  }
 }
 
 /** The journal of invocation `id` as `index:type:name` items, for the report of a mismatch. */
