@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { DEFAULT_FEED_OPTIONS } from './session-feeds'
 import { DEFAULT_TENANT_LIMITS, type TenantLimits } from './tenant-limits'
 
 /** Everything the gateway needs to run. Restate is reached only through these URLs (tests point them anywhere). */
@@ -27,6 +28,11 @@ export interface GatewayConfig {
    * `model:delta` events on the event stream. Absent: the stream carries durable events only.
    */
   live?: { urls: string[]; token: string }
+  /**
+   * Longest a viewer's shared watch stays parked in Restate before it is renewed (`GATEWAY_EVENT_WATCH_MS`, default
+   * 300000): an idle followed session costs one short invocation per period.
+   */
+  eventWatchMs?: number
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
   logger?: boolean
   /** Fastify log level when the logger is on (`LOG_LEVEL`, default `info`: one line per request). */
@@ -84,6 +90,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     bodyLimitBytes: integerVariable(env, 'GATEWAY_BODY_LIMIT_BYTES', ONE_MIB, 1, Number.MAX_SAFE_INTEGER),
     requestTimeoutMs: integerVariable(env, 'GATEWAY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, 3_600_000),
     limits: tenantLimits(env),
+    eventWatchMs: integerVariable(env, 'GATEWAY_EVENT_WATCH_MS', DEFAULT_FEED_OPTIONS.watchTimeoutMs, 1_000, 3_600_000),
     ...liveHubs(env),
   }
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { GatewayError } from '../errors'
 import { DEFAULT_EVENT_STREAM_TIMING, EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
 import { streamLiveEvents } from '../live-sse'
-import { SessionFeeds } from '../session-feeds'
+import { DEFAULT_FEED_OPTIONS, SessionFeeds } from '../session-feeds'
 import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
 import { BUSY_RETRY_AFTER_SECONDS, createTenantCounter } from '../tenant-limits'
 import { sessionKey } from '../tenancy'
@@ -32,12 +32,12 @@ const schema = {
 } as const
 
 /** `GET /v1/sessions/:sessionId/events`: the session's event log as a live SSE stream. */
-export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, limits, live }) => {
+export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, limits, live, config }) => {
   const source = {
     read: (key: string, after: number, limit: number) => restate.readEvents(key, after, limit),
     watch: (key: string, after: number, timeoutMs: number, signal: AbortSignal) => restate.watchEvents(key, after, timeoutMs, signal),
   }
-  const feeds = new SessionFeeds(source)
+  const feeds = new SessionFeeds(source, { ...DEFAULT_FEED_OPTIONS, watchTimeoutMs: config.eventWatchMs ?? DEFAULT_FEED_OPTIONS.watchTimeoutMs })
   const openStreams = new Set<AbortController>()
   const streamsOfTenant = createTenantCounter()
   // Streams never end on their own; without this, closing the app would wait for every client to leave.

@@ -131,6 +131,11 @@ async function readView(ctx: restate.ObjectSharedContext, request: SessionViewRe
 const timeouts = { inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }
 /** Reads are not worth keeping once answered: Restate drops their journal at once, so polling piles up nothing. */
 const unretained = { journalRetention: 0, idempotencyRetention: 0 }
+/**
+ * The session's state grows with its turns, and a run or a read uses a bounded part of it (the header, the turns after
+ * the compaction checkpoint, one page): lazy state fetches what is read instead of shipping every turn to each invocation.
+ */
+const lazy = { enableLazyState: true }
 
 /**
  * The agent session: one virtual object per session key (`<tenant>~<sessionId>`). `run` is exclusive (one run at
@@ -139,9 +144,9 @@ const unretained = { journalRetention: 0, idempotencyRetention: 0 }
 export const sessionObject = restate.object({
   name: SESSION_SERVICE,
   handlers: {
-    run: restate.handlers.object.exclusive(timeouts, runSession),
+    run: restate.handlers.object.exclusive({ ...timeouts, ...lazy }, runSession),
     deliver: restate.handlers.object.exclusive(timeouts, deliverSteering),
-    get: restate.handlers.object.shared(unretained, readView),
+    get: restate.handlers.object.shared({ ...unretained, ...lazy }, readView),
     invocation: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
     pending: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),
   },

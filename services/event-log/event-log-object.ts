@@ -11,6 +11,11 @@ const MAX_WAITERS = 1_000
 
 /** A log read, a watch and a subscription are not worth keeping once answered: no retained invocations pile up. */
 const unretained = { journalRetention: 0, idempotencyRetention: 0 }
+/**
+ * The log's handlers read a few keys of a state that grows with the session: lazy state fetches those keys only
+ * (eager state would ship every page to each append).
+ */
+const logHandler = { ...unretained, enableLazyState: true }
 
 function pageKey(page: number): string {
   return `${EVENT_PAGE_STATE_KEY_PREFIX}${page}`
@@ -76,10 +81,10 @@ async function unsubscribe(ctx: restate.ObjectContext, request: UnsubscribeReque
 export const eventLogObject = restate.object({
   name: EVENTS_SERVICE,
   handlers: {
-    append: restate.handlers.object.exclusive(unretained, append),
-    read: restate.handlers.object.shared(unretained, read),
-    subscribe: restate.handlers.object.exclusive(unretained, subscribe),
-    unsubscribe: restate.handlers.object.exclusive(unretained, unsubscribe),
+    append: restate.handlers.object.exclusive(logHandler, append),
+    read: restate.handlers.object.shared(logHandler, read),
+    subscribe: restate.handlers.object.exclusive(logHandler, subscribe),
+    unsubscribe: restate.handlers.object.exclusive(logHandler, unsubscribe),
   },
 })
 

@@ -12,6 +12,8 @@ import type { ProcessHandle } from '../../scripts/stack/supervisor'
 export interface TestStack extends RunningStack {
   apiKeys: [string, string]
   dataDir: string
+  /** The Restate server's Prometheus metrics (its node port). */
+  metricsUrl: string
   /** The last 2,000 lines the stack's processes printed (kept instead of printed, shown when a test fails). */
   output(): string
   /** Why the stack stopped, if a critical process (the Restate server) died. */
@@ -76,6 +78,7 @@ async function startTestStackOnce(env: Record<string, string>, options: TestStac
     output: () => `${output.join('\n')}${fatal.length > 0 ? `\nfatal: ${fatal.join('; ')}` : ''}`,
     apiKeys,
     dataDir,
+    metricsUrl: `http://127.0.0.1:${config.fabricPort}/metrics`,
     services: () => {
       const handle = stack.processes.find(process => process.name === 'services')
       if (!handle) throw new Error('no services process')
