@@ -11,34 +11,46 @@ import type { ScriptedRunShape } from './lib/scripted-run'
 import { commitProbe, defaultVariant, restateVariant, sqliteVariant } from './lib/variants'
 import type { Variant } from './lib/variants'
 
-const perTurn = (variant: Variant, shape: ScriptedRunShape, invocations?: string[]): Probe => ({
+/** What a probe remembers of its runs: invocation ids (for the journal census) and event-log counts. */
+interface RunRecords { invocations: string[]; events: number[] }
+
+const perTurn = (variant: Variant, shape: ScriptedRunShape, records?: RunRecords): Probe => ({
   name: variant.name,
   async measure() {
     const run = await variant.runOnce(shape)
-    if (run.invocationId) invocations?.push(run.invocationId)
+    if (run.invocationId) records?.invocations.push(run.invocationId)
+    if (run.events !== undefined) records?.events.push(run.events)
     return run.wallMs / run.turns
   },
 })
 
+/** The §2 variants whose journal is counted: ours, the hand-written loop, ours with the deployment's event log. */
+const CENSUSED = { ours: 'restate', hand: 'restate hand-written', logged: 'restate + event log' } as const
+type Censuses = Record<keyof typeof CENSUSED, JournalCensus>
+
 /**
- * Sections 1 and 2: the instant-model run on the default runtime, SQLite (FULL, NORMAL), our Restate runtime and the
- * hand-written Restate loop, interleaved round by round, with a bare SQLite commit loop in every round.
+ * Sections 1 and 2: the instant-model run on the default runtime, SQLite (FULL, NORMAL), our Restate runtime (alone
+ * and with the deployment's event log) and the hand-written Restate loop, interleaved round by round, with a bare
+ * SQLite commit loop in every round.
  */
 export async function measureDurabilityOverhead(server: BenchServer, options: BenchOptions, report: Report): Promise<void> {
   const shape: ScriptedRunShape = { toolTurns: options.instant.toolTurns, modelDelayMs: 0 }
-  const variants = [defaultVariant(), sqliteVariant('FULL'), sqliteVariant('NORMAL'), restateVariant('restate', server, 'BenchAgent'), restateVariant('restate hand-written', server, 'HandLoop'),
+  const variants = [defaultVariant(), sqliteVariant('FULL'), sqliteVariant('NORMAL'), restateVariant(CENSUSED.ours, server, 'BenchAgent'), restateVariant(CENSUSED.hand, server, 'HandLoop'),
+    restateVariant(CENSUSED.logged, server, 'BenchAgent', { eventLog: true }),
     restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true })]
   const commits = commitProbe()
-  const invocations = { ours: [] as string[], hand: [] as string[] }
+  const records = new Map<string, RunRecords>(Object.values(CENSUSED).map(name => [name, { invocations: [], events: [] }]))
   try {
     const probes: Probe[] = [
-      ...variants.map(variant => perTurn(variant, shape, variant.name === 'restate' ? invocations.ours : variant.name === 'restate hand-written' ? invocations.hand : undefined)),
+      ...variants.map(variant => perTurn(variant, shape, records.get(variant.name))),
       { name: 'commit', measure: async () => commits.commits(options.instant.commitsPerRound) },
     ]
     const samples = await interleave(probes, options.instant.warmupRounds, options.instant.rounds)
     addSectionOne(samples, shape, report)
-    const census = { ours: await journalCensus(server, invocations.ours.at(-1) ?? ''), hand: await journalCensus(server, invocations.hand.at(-1) ?? '') }
+    const censusOf = async (name: string): Promise<JournalCensus> => journalCensus(server, records.get(name)?.invocations.at(-1) ?? '')
+    const census: Censuses = { ours: await censusOf(CENSUSED.ours), hand: await censusOf(CENSUSED.hand), logged: await censusOf(CENSUSED.logged) }
     addSectionTwo(samples, census, shape.toolTurns + 1, report)
+    addEventLogFigures(census.logged, records.get(CENSUSED.logged)?.events ?? [], shape.toolTurns + 1, report)
   } finally {
     commits.close()
     for (const variant of variants) variant.close?.()
@@ -63,21 +75,36 @@ function addSectionOne(samples: Map<string, number[][]>, shape: ScriptedRunShape
   )
 }
 
-function addSectionTwo(samples: Map<string, number[][]>, census: { ours: JournalCensus; hand: JournalCensus }, turns: number, report: Report): void {
-  const ratio = summarize(paired(samples, 'restate', 'restate hand-written', (ours, hand) => ours / hand))
-  const toHand = (name: string): { value: number; to: string } => ({ value: summarize(paired(samples, name, 'restate hand-written', (ours, hand) => ours / hand)).median, to: 'hand-written' })
+function addSectionTwo(samples: Map<string, number[][]>, census: Censuses, turns: number, report: Report): void {
+  const toHandSamples = (name: string): number[] => paired(samples, name, CENSUSED.hand, (ours, hand) => ours / hand)
+  const ratio = summarize(toHandSamples(CENSUSED.ours))
+  const logged = summarize(toHandSamples(CENSUSED.logged))
+  const toHand = (name: string): { value: number; to: string } => ({ value: summarize(toHandSamples(name)).median, to: 'hand-written' })
+  const perTurnOf = (kind: keyof Censuses): number => census[kind].entries / turns
   report.figures.push(
-    figureOf(2, 'restate hand-written loop (ctx.run per model/tool call)', 'ms/turn', summarize(flat(samples, 'restate hand-written'))),
+    figureOf(2, 'restate hand-written loop (ctx.run per model/tool call)', 'ms/turn', summarize(flat(samples, CENSUSED.hand))),
     figureOf(2, 'restate runtime ÷ hand-written loop', '×', ratio, { target: { text: '≤ 1.1×', met: ratio.median <= 1.1 } }),
+    figureOf(2, 'restate runtime + event log ÷ hand-written loop', '×', logged, { target: { text: '≤ 1.15×', met: logged.median <= 1.15 } }),
+    figureOf(2, 'restate runtime + event log (recordedSessionStore)', 'ms/turn', summarize(flat(samples, CENSUSED.logged)), { ratio: toHand(CENSUSED.logged) }),
     figureOf(2, 'diagnostic: restate, coalesce: true (fewer ctx.date.now)', 'ms/turn', summarize(flat(samples, 'restate coalesce')), { ratio: toHand('restate coalesce') }),
     figureOf(2, 'diagnostic: restate, session in memory (no SetState)', 'ms/turn', summarize(flat(samples, 'restate memory session')), { ratio: toHand('restate memory session') }),
-    single(2, 'journal entries per turn: ours', 'entries', census.ours.entries / turns, { ratio: { value: census.ours.entries / census.hand.entries, to: 'hand-written' } }),
-    single(2, 'journal entries per turn: hand-written', 'entries', census.hand.entries / turns),
+    single(2, 'journal entries per turn: ours', 'entries', perTurnOf('ours'), { ratio: { value: census.ours.entries / census.hand.entries, to: 'hand-written' } }),
+    single(2, 'journal entries per turn: ours + event log', 'entries', perTurnOf('logged'), { ratio: { value: census.logged.entries / census.hand.entries, to: 'hand-written' } }),
+    single(2, 'journal entries per turn: hand-written', 'entries', perTurnOf('hand')),
     single(2, 'ctx.run round trips per turn: ours', 'round trips', census.ours.runCommands / turns, { ratio: { value: census.ours.runCommands / census.hand.runCommands, to: 'hand-written' } }),
     single(2, 'journal bytes per run: ours', 'KiB', census.ours.bytes / 1024, { ratio: { value: census.ours.bytes / census.hand.bytes, to: 'hand-written' } }),
+    single(2, 'journal bytes per run: ours + event log', 'KiB', census.logged.bytes / 1024, { ratio: { value: census.logged.bytes / census.hand.bytes, to: 'hand-written' } }),
   )
   report.notes.push(
     `§2 journal of one ${turns}-turn run, ours (${census.ours.entries} entries, ${census.ours.runCommands} round trips): ${describeKinds(census.ours)}`,
     `§2 journal of the same run, hand-written (${census.hand.entries} entries, ${census.hand.runCommands} round trips): ${describeKinds(census.hand)}`,
+    `§2 journal of the same run, ours + event log (${census.logged.entries} entries, ${census.logged.runCommands} round trips): ${describeKinds(census.logged)}`,
   )
+}
+
+/** The event log's side of the logged variant: one-way appends (each one `append` invocation of `events`) and events per run. */
+function addEventLogFigures(census: JournalCensus, eventsPerRun: number[], turns: number, report: Report): void {
+  const appends = census.kinds.find(kind => kind.label === 'Command: OneWayCall')?.count ?? 0
+  report.figures.push(single(2, 'event log: one-way appends per turn (ours + event log)', 'appends', appends / turns, { note: `${appends} append invocations, ${eventsPerRun.at(-1) ?? 0} events per run` }))
+  if (new Set(eventsPerRun).size > 1) report.notes.push(`§2 event log counts differ between runs: ${eventsPerRun.join(', ')}`)
 }

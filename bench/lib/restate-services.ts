@@ -3,17 +3,22 @@ import type { AgentBehavior } from 'zidane'
 import type { ContentBlock, Message, ToolUseBlock } from 'zidane/providers'
 import { restateRuntime } from 'zidane/restate'
 import { createMemorySessionStore, createSession, loadSession } from 'zidane/session'
+import { eventLogObject } from '../../services/event-log/event-log-object'
+import { recordedSessionStore } from '../../services/event-log/session-events'
 import type { ScriptedRunShape } from './scripted-run'
 import { benchProvider, echoTool, timeScriptedRun } from './scripted-run'
 
 /**
- * Input of the bench handlers: the run's shape, loop behaviour (e.g. `persistDir`), and two diagnostic switches of
- * `restateRuntime` that isolate costs: `coalesce` (fewer journaled clock reads) and `memorySession` (no session state).
+ * Input of the bench handlers: the run's shape, loop behaviour (e.g. `persistDir`), two diagnostic switches of
+ * `restateRuntime` that isolate costs: `coalesce` (fewer journaled clock reads) and `memorySession` (no session state),
+ * and `eventLog`: the session store the deployment's session object uses, every write recorded and sent one-way to
+ * the real `events` object of the same key.
  */
 export interface BenchRunRequest extends ScriptedRunShape {
   behavior?: AgentBehavior
   coalesce?: boolean
   memorySession?: boolean
+  eventLog?: boolean
   /** Count live executions of the tool in `liveToolCalls` under the object key. */
   countToolCalls?: boolean
 }
@@ -21,10 +26,16 @@ export interface BenchRunRequest extends ScriptedRunShape {
 /** Live executions of the bench tool per object key (for requests with `countToolCalls`). */
 export const liveToolCalls = new Map<string, number>()
 
-/** What the bench handlers return: the in-handler wall time of the run and its model turns. */
-export interface BenchRunResult { wallMs: number; turns: number; invocationId: string; lastToolResult: string }
+/**
+ * What the bench handlers return: the in-handler wall time of the run and its model turns; with `eventLog`, the
+ * session events the run recorded (counted on the agent's `session:event` hook, which sees the same writes).
+ */
+export interface BenchRunResult { wallMs: number; turns: number; invocationId: string; lastToolResult: string; sessionEvents?: number }
 
-/** Our stack: `createAgent` on `restateRuntime`, session in object state, as `services/agent-object` wires it. */
+/**
+ * Our stack: `createAgent` on `restateRuntime`, session in object state, as `services/agent-object` wires it (with
+ * `eventLog`, through the same `recordedSessionStore`, so the run appends to `events/<key>` as the deployment's does).
+ */
 export const benchAgent = restate.object({
   name: 'BenchAgent',
   handlers: {
@@ -34,12 +45,15 @@ export const benchAgent = restate.object({
         idSeed: ctx.key,
         ...(request.coalesce ? { coalesce: true } : {}),
         ...(request.memorySession ? { sessionStore: createMemorySessionStore() } : {}),
+        ...(request.eventLog ? { sessionStore: recordedSessionStore(ctx) } : {}),
       })
       const store = durable.stores.session
       const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
       const count = request.countToolCalls ? () => { liveToolCalls.set(ctx.key, (liveToolCalls.get(ctx.key) ?? 0) + 1) } : undefined
-      const run = await timeScriptedRun(request, durable, { session }, request.behavior ?? {}, count)
-      return { wallMs: run.wallMs, turns: run.turns, invocationId: ctx.request().id, lastToolResult: run.lastToolResult }
+      let sessionEvents = 0
+      const onSessionEvent = request.eventLog ? () => { sessionEvents += 1 } : undefined
+      const run = await timeScriptedRun(request, durable, { session }, request.behavior ?? {}, count, onSessionEvent)
+      return { wallMs: run.wallMs, turns: run.turns, invocationId: ctx.request().id, lastToolResult: run.lastToolResult, ...(onSessionEvent ? { sessionEvents } : {}) }
     },
   },
 })
@@ -87,5 +101,5 @@ export const bareSteps = restate.object({
   },
 })
 
-/** Every bench object served in-process. */
-export const benchServices = [benchAgent, handLoop, bareSteps] as const
+/** Every bench object served in-process, and the deployment's event log that `eventLog` runs append to. */
+export const benchServices = [benchAgent, handLoop, bareSteps, eventLogObject] as const

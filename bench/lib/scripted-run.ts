@@ -61,11 +61,15 @@ export function echoTool(outputBytes: number | undefined, onLiveCall?: (turn: nu
 /** What a timed run reports: how long `agent.run` took, the turns it made, and the start of the last tool result. */
 export interface TimedRun { wallMs: number; turns: number; stats: AgentStats; lastToolResult: string }
 
-/** Runs the scripted run once on `durable` in a fresh agent and times `agent.run` (session open excluded). */
-export async function timeScriptedRun(shape: ScriptedRunShape, durable: DurableRuntime, session: { sessionId: string } | { session: Session }, behavior: AgentBehavior = {}, onToolCall?: (turn: number) => void): Promise<TimedRun> {
+/**
+ * Runs the scripted run once on `durable` in a fresh agent and times `agent.run` (session open excluded).
+ * `onSessionEvent` listens on the `session:event` hook (only when given: a listener costs the floor variants time).
+ */
+export async function timeScriptedRun(shape: ScriptedRunShape, durable: DurableRuntime, session: { sessionId: string } | { session: Session }, behavior: AgentBehavior = {}, onToolCall?: (turn: number) => void, onSessionEvent?: () => void): Promise<TimedRun> {
   const agent = createAgent({ provider: benchProvider(shape), tools: [echoTool(shape.outputBytes, onToolCall, shape.replaySafe)], durable, ...session, behavior: { maxTurns: shape.toolTurns + 5, ...behavior } })
   let lastToolResult = ''
   agent.hooks.hook('tool:end', ({ result }) => { lastToolResult = typeof result.content === 'string' ? result.content.slice(0, 80) : '[blocks]' })
+  if (onSessionEvent) agent.hooks.hook('session:event', onSessionEvent)
   await agent.session()
   const started = performance.now()
   const stats = await agent.run({ prompt: 'benchmark run' })

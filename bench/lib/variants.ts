@@ -1,10 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { setTimeout as delay } from 'node:timers/promises'
 import path from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { createDefaultRuntime } from 'zidane/durable'
 import { createSqliteRuntime } from 'zidane/durable/sqlite'
 import type { SqliteRuntime } from 'zidane/durable/sqlite'
+import { EVENTS_SERVICE } from '../../services/event-log/event-log-contract'
+import type { ReadEventsResult } from '../../services/event-log/event-log-contract'
 import type { BenchServer } from './restate-server'
 import type { BenchRunRequest, BenchRunResult } from './restate-services'
 import type { ScriptedRunShape } from './scripted-run'
@@ -13,7 +16,7 @@ import { timeScriptedRun } from './scripted-run'
 /** One way of running the scripted run; `runOnce` resolves with the wall time and model turns of one run. */
 export interface Variant {
   name: string
-  runOnce(shape: ScriptedRunShape): Promise<{ wallMs: number; turns: number; invocationId?: string }>
+  runOnce(shape: ScriptedRunShape): Promise<{ wallMs: number; turns: number; invocationId?: string; events?: number }>
   close?(): void
 }
 
@@ -37,15 +40,36 @@ export function sqliteVariant(synchronous: 'FULL' | 'NORMAL'): Variant & { runti
   }
 }
 
-/** A Restate object of the bench services, one fresh key per run; the wall time is measured inside the handler. */
-export function restateVariant(name: string, server: BenchServer, objectName: string, switches: Pick<BenchRunRequest, 'coalesce' | 'memorySession'> = {}): Variant {
+/**
+ * A Restate object of the bench services, one fresh key per run; the wall time is measured inside the handler. With
+ * `eventLog`, each run waits until its one-way appends landed (so they do not run into the next variant's time) and
+ * reports how many events the log holds.
+ */
+export function restateVariant(name: string, server: BenchServer, objectName: string, switches: Pick<BenchRunRequest, 'coalesce' | 'memorySession' | 'eventLog'> = {}): Variant {
   return {
     name,
     async runOnce(shape) {
       const request: BenchRunRequest = { ...shape, ...switches }
-      const { body } = await server.call<BenchRunResult>(`${objectName}/${nextKey(objectName)}/run`, request)
-      return body
+      const key = nextKey(objectName)
+      const { body } = await server.call<BenchRunResult>(`${objectName}/${key}/run`, request)
+      return body.sessionEvents === undefined ? body : { ...body, events: await awaitEventLog(server, key, body.sessionEvents) }
     },
+  }
+}
+
+const EVENT_LOG_WAIT_MS = 10_000
+
+/**
+ * Polls `events/<key>/read` until the log holds the `expected` events the run recorded. One-way sends land after the
+ * run answered, and not in order with a later ingress call, so only the count tells they all did.
+ */
+async function awaitEventLog(server: BenchServer, key: string, expected: number): Promise<number> {
+  const deadline = performance.now() + EVENT_LOG_WAIT_MS
+  for (;;) {
+    const { body } = await server.call<ReadEventsResult>(`${EVENTS_SERVICE}/${key}/read`, { after: 0, limit: 1 })
+    if (body.count >= expected) return body.count
+    if (performance.now() > deadline) throw new Error(`events/${key} holds ${body.count} events after ${EVENT_LOG_WAIT_MS} ms, the run recorded ${expected}`)
+    await delay(2)
   }
 }
 
