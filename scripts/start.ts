@@ -1,3 +1,4 @@
+import { join, relative } from 'node:path'
 import { loadStackConfig } from './stack/stack-config'
 import { startStack } from './stack/start-stack'
 import type { RunningStack } from './stack/start-stack'
@@ -32,16 +33,17 @@ async function main(): Promise<void> {
     return shutdown(1).then(() => undefined)
   })
   if (!stack) return
-  printBanner(stack, config.gatewayApiKeys, config.generatedKey, process.env.ANTHROPIC_API_KEY ? 'Anthropic' : 'the deterministic demo model (set ANTHROPIC_API_KEY for Claude)')
+  printBanner(stack, config.gatewayApiKeys, config.generatedKey ? relative(process.cwd(), join(config.dataDir, 'gateway-api-key')) || undefined : undefined, process.env.ANTHROPIC_API_KEY ? 'Anthropic' : 'the deterministic demo model (set ANTHROPIC_API_KEY for Claude)')
 }
 
-function printBanner(stack: RunningStack, keys: string, generated: boolean, model: string): void {
+/** The start-up banner; `keyFile` names where a generated key is kept (relative to the current folder). */
+function printBanner(stack: RunningStack, keys: string, keyFile: string | undefined, model: string): void {
   const key = keys.split(',')[0] ?? ''
   const auth = key ? ` -H "Authorization: Bearer ${key}"` : ''
   console.log([
     '',
     `zidane is up. Gateway: ${stack.gatewayUrl}  (OpenAPI: ${stack.gatewayUrl}/docs)`,
-    key ? `API key${generated ? ' (kept in .restate-data/gateway-api-key)' : ''}: ${key}` : 'Open dev mode: no API key required.',
+    key ? `API key${keyFile ? ` (kept in ${keyFile})` : ''}: ${key}` : 'Open dev mode: no API key required.',
     `Model: ${model}`,
     '',
     'Try:',
