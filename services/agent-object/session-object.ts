@@ -145,7 +145,7 @@ export const sessionObject = restate.object({
   name: SESSION_SERVICE,
   handlers: {
     run: restate.handlers.object.exclusive({ ...timeouts, ...lazy }, runSession),
-    deliver: restate.handlers.object.exclusive(timeouts, deliverSteering),
+    deliver: restate.handlers.object.exclusive({ ...timeouts, ...lazy }, deliverSteering),
     get: restate.handlers.object.shared({ ...unretained, ...lazy }, readView),
     invocation: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
     pending: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),
