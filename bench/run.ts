@@ -1,14 +1,17 @@
 /**
- * `npm run bench [-- --quick]`: every benchmark of zidane's durability in one go (see bench/README.md). Prints a
- * table and writes `bench/results.json`. Variants of one figure run interleaved in this process after a warm-up.
+ * `npm run bench [-- --quick] [--only 8,10]`: every benchmark of zidane's durability in one go (see bench/README.md),
+ * or only the listed sections. Prints a table and writes `bench/results.json` (not after `--only`: a partial run
+ * leaves the full results in place). Variants of one figure run interleaved in this process after a warm-up.
  */
 import path from 'node:path'
+import { measureClusterVsSingle } from './cluster-vs-single'
 import { measureConcurrentSessions } from './concurrent-sessions'
 import { measureDurabilityOverhead } from './durability-overhead'
 import { measureKillToResumed } from './kill-resume'
 import { measureLargeOutputs } from './large-outputs'
 import { measureLiveLatency } from './live-latency'
 import { measureRealisticLatency } from './realistic-latency'
+import { measureSessionLog } from './session-log'
 import { measureSqliteSpecifics } from './sqlite-specifics'
 import { parseOptions } from './lib/options'
 import { renderTable, writeResults } from './lib/report'
@@ -18,6 +21,17 @@ import type { BenchServer } from './lib/restate-server'
 import { benchServices } from './lib/restate-services'
 
 type Section = { name: string; run: (server: BenchServer) => Promise<void> }
+
+/** The numbers a section's name starts with: `'1-2 durability overhead'` is sections 1 and 2. */
+function sectionNumbers(name: string): number[] {
+  const [first = Number.NaN, last = first] = (name.split(' ')[0] ?? '').split('-').map(Number)
+  return Array.from({ length: Math.max(0, last - first + 1) }, (_, offset) => first + offset)
+}
+
+/** The sections `only` lists (all of them when it is empty). */
+function selected(sections: readonly Section[], only: readonly number[]): Section[] {
+  return only.length === 0 ? [...sections] : sections.filter(section => sectionNumbers(section.name).some(number => only.includes(number)))
+}
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2))
@@ -32,10 +46,12 @@ async function main(): Promise<void> {
     { name: '6 sqlite specifics', run: async () => measureSqliteSpecifics(options, report) },
     { name: '7 large outputs on restate', run: async target => measureLargeOutputs(target, options, report) },
     { name: '8 live latency (full stack)', run: async () => measureLiveLatency(options, report) },
+    { name: '9 cluster against single node (full stack)', run: async () => measureClusterVsSingle(options, report) },
+    { name: '10 session log (full stack)', run: async () => measureSessionLog(options, report) },
   ]
   try {
     await server.serve([...benchServices])
-    for (const section of sections) {
+    for (const section of selected(sections, options.only)) {
       const sectionStarted = performance.now()
       process.stderr.write(`[bench] ${section.name}…\n`)
       try {
@@ -49,9 +65,10 @@ async function main(): Promise<void> {
     await server.stop()
   }
   const elapsedMs = performance.now() - started
-  report.notes.push(`mode ${options.quick ? 'quick' : 'full'}, ${(elapsedMs / 1000).toFixed(0)} s in all`)
+  const only = options.only.length > 0 ? `, only section(s) ${options.only.join(', ')} (bench/results.json left as it was)` : ''
+  report.notes.push(`mode ${options.quick ? 'quick' : 'full'}${only}, ${(elapsedMs / 1000).toFixed(0)} s in all`)
   console.log(renderTable(report))
-  writeResults(path.join(import.meta.dirname, 'results.json'), report, options.quick ? 'quick' : 'full', elapsedMs)
+  if (options.only.length === 0) writeResults(path.join(import.meta.dirname, 'results.json'), report, options.quick ? 'quick' : 'full', elapsedMs)
 }
 
 await main()

@@ -1,6 +1,8 @@
 /** Sizes of one bench run; `--quick` shrinks them to fit in under 2 minutes, the full run fits in under 10. */
 export interface BenchOptions {
   quick: boolean
+  /** `--only 8,10`: the sections to run (by their number); empty runs them all. */
+  only: number[]
   /** Section 1–2: tool turns of the instant-model run, and its warm-up and measured rounds. */
   instant: { toolTurns: number; warmupRounds: number; rounds: number; commitsPerRound: number }
   /** Section 3: the run at realistic model latency. */
@@ -15,13 +17,24 @@ export interface BenchOptions {
   largeOutputs: { rounds: number; watchMs: number }
   /** Section 8: sessions streaming at once, tokens each, and the model server's interval between tokens. */
   live: { sessions: number; tokens: number; intervalMs: number }
+  /**
+   * Section 10: turns the long session grows to, warm-up and measured rounds of the one-turn runs, runs of the header
+   * session (at most `headerRunsInFlight` queued at once), idle viewers and the sessions they watch, and the idle window.
+   */
+  sessionLog: { longTurns: number; warmupRounds: number; rounds: number; headerRuns: number; headerRunsInFlight: number; viewers: number; viewerSessions: number; idleWindowMs: number }
 }
 
-/** The sizes for `argv` (`--quick` or not). */
+/** The section numbers after `--only` (`--only 10`, `--only 8,10`, `--only 8 --only 10`). */
+function onlySections(argv: readonly string[]): number[] {
+  return argv.flatMap((argument, index) => (argument === '--only' ? (argv[index + 1] ?? '').split(',') : [])).map(Number).filter(Number.isInteger)
+}
+
+/** The sizes for `argv` (`--quick` or not) and the sections `--only` selects. */
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const quick = argv.includes('--quick')
   return {
     quick,
+    only: onlySections(argv),
     instant: quick ? { toolTurns: 20, warmupRounds: 3, rounds: 12, commitsPerRound: 40 } : { toolTurns: 20, warmupRounds: 5, rounds: 40, commitsPerRound: 50 },
     realistic: quick ? { toolTurns: 10, modelDelayMs: 20, warmupRounds: 1, rounds: 6, bareSteps: 50 } : { toolTurns: 10, modelDelayMs: 20, warmupRounds: 2, rounds: 20, bareSteps: 100 },
     kills: quick ? 10 : 20,
@@ -29,5 +42,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     sqlite: quick ? { runs: 10_000, runsPerSession: 10, opens: 500, largeRounds: 3 } : { runs: 10_000, runsPerSession: 10, opens: 2000, largeRounds: 8 },
     largeOutputs: quick ? { rounds: 2, watchMs: 3000 } : { rounds: 5, watchMs: 5000 },
     live: quick ? { sessions: 20, tokens: 50, intervalMs: 20 } : { sessions: 20, tokens: 200, intervalMs: 20 },
+    sessionLog: quick
+      ? { longTurns: 1000, warmupRounds: 3, rounds: 6, headerRuns: 200, headerRunsInFlight: 4, viewers: 500, viewerSessions: 100, idleWindowMs: 20_000 }
+      : { longTurns: 5000, warmupRounds: 3, rounds: 12, headerRuns: 1000, headerRunsInFlight: 4, viewers: 500, viewerSessions: 100, idleWindowMs: 60_000 },
   }
 }
