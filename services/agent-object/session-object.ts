@@ -73,7 +73,7 @@ async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentI
 /** Ends the session's running runs with `status`, closing their open tool calls with `text`. */
 async function closeUnfinishedRuns(ctx: restate.ObjectContext, end: { status: 'cancelled' | 'failed'; reason: string; endedAt: number; text: string }): Promise<void> {
   const clock = { now: () => end.endedAt }
-  const session = await loadSession(recordedSessionStore(ctx, { clock }), ctx.key, { clock })
+  const session = await loadSession(recordedSessionStore(ctx, { clock, promises: restate.RestatePromise }), ctx.key, { clock })
   if (!session) return
   const running = session.runs.filter(run => run.status === 'running')
   await session.healInterruptedToolCalls(end.text, running.at(-1)?.id)
@@ -83,7 +83,7 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, end: { status: 'c
 
 async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<AgentStats> {
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx), ...boundaryProbe() })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, { promises: restate.RestatePromise }), ...boundaryProbe() })
   const store = durable.stores.session
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))

@@ -1,4 +1,4 @@
-import type * as restate from '@restatedev/restate-sdk'
+import * as restate from '@restatedev/restate-sdk'
 import { emptyRunTotals, readSessionHeader, readSessionRuns, readSessionTurns } from 'zidane/restate'
 import type { CurrentInvocation, PendingQuestion, SessionView, SessionViewRequest } from '../contract'
 
@@ -24,8 +24,8 @@ export function turnPage(total: number, request: SessionViewRequest): SessionVie
 export async function readSessionView(ctx: restate.ObjectSharedContext, request: SessionViewRequest, pending: PendingQuestion[], invocation: CurrentInvocation | null): Promise<SessionView> {
   const header = await readSessionHeader(ctx)
   const page = turnPage(header?.turnCount ?? 0, request)
-  const turns = header ? await readSessionTurns(ctx, page.from, page.to) : []
-  const runs = header ? await readSessionRuns(ctx, Math.max(0, header.runCount - VIEW_RUNS), header.runCount) : []
+  const turns = header ? await readSessionTurns(ctx, page.from, page.to, restate.RestatePromise) : []
+  const runs = header ? await readSessionRuns(ctx, Math.max(0, header.runCount - VIEW_RUNS), header.runCount, restate.RestatePromise) : []
   const cancelled = invocation?.status === 'cancelled'
   const view: SessionView = {
     exists: header !== null || invocation !== null,

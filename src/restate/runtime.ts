@@ -140,7 +140,7 @@ function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['co
 function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, clock: { now(): Promise<number> }): RuntimeStores {
   if (!isObjectContext(ctx)) return { session: options.sessionStore ?? createMemorySessionStore(), toolState: createMemoryToolStateStore() }
   // Without `coalesce`, the store falls back to its own coalesced clock: header stamps need not cost a journaled read each.
-  const session = options.sessionStore ?? restateSessionStore(ctx, options.coalesce ? { clock } : {})
+  const session = options.sessionStore ?? restateSessionStore(ctx, { ...(options.coalesce ? { clock } : {}), ...(options.promises ? { promises: options.promises } : {}) })
   return { session, toolState: restateToolStateStore(ctx) }
 }
 

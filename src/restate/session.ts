@@ -4,6 +4,7 @@ import type { SessionClock } from '../session/session'
 import { SESSION_SCHEMA_VERSION } from '../session/types'
 import type { RunTotals, SessionData, SessionMeta, SessionRun, SessionStatus, SessionStore, SessionTurn } from '../session/types'
 import { createCoalescedClock } from './clock'
+import { isRestatePromiseLike } from './types'
 import type { RestateObjectContextLike } from './types'
 
 /*
@@ -74,6 +75,18 @@ export interface RestateSessionStoreOptions {
   clock?: SessionClock
   /** Never write state: for a store built from a SHARED handler's context. Every mutating method throws a `SessionError` `session_read_only`. */
   readOnly?: boolean
+  /**
+   * Durable combinators (pass `RestatePromise`): `load` then issues the reads of its window's turns and runs at once
+   * and joins them with `RestatePromise.all`, one round trip for the window under lazy state instead of one per key.
+   * Without them the keys are read one after the other.
+   */
+  promises?: StateReadCombinators
+}
+
+/** The SDK `RestatePromise` static the store's reads use. Method syntax keeps the SDK's generic signature assignable. */
+export interface StateReadCombinators {
+  /** Resolves with every value once all have settled. */
+  all(values: readonly Promise<unknown>[]): Promise<unknown>
 }
 
 type ReadableObjectContext = Omit<RestateObjectContextLike, 'set' | 'clear'> & Partial<Pick<RestateObjectContextLike, 'set' | 'clear'>>
@@ -93,7 +106,7 @@ export function restateSessionStore(ctx: RestateObjectContextLike, options?: Res
 export function restateSessionStore(ctx: Omit<RestateObjectContextLike, 'set' | 'clear'>, options: RestateSessionStoreOptions & { readOnly: true }): SessionStore
 export function restateSessionStore(ctx: ReadableObjectContext, options: RestateSessionStoreOptions = {}): SessionStore {
   const clock = options.clock ?? createCoalescedClock(() => ctx.date.now())
-  const log = createSessionLog(ctx)
+  const log = createSessionLog(ctx, options.promises)
   const writable = (method: string): StateWriter => {
     if (options.readOnly || !ctx.set || !ctx.clear) throw new SessionError(`restateSessionStore is read-only: ${method}() is not allowed.`, 'session_read_only')
     return { set: ctx.set.bind(ctx), clear: ctx.clear.bind(ctx) }
@@ -157,23 +170,47 @@ export async function readSessionHeader(ctx: StateReader): Promise<StoredSession
   return header ?? null
 }
 
-/** Reads turns `[from, to)` (one state read each), stopping at the first missing key. For shared handlers too. */
-export async function readSessionTurns(ctx: StateReader, from: number, to: number): Promise<SessionTurn[]> {
-  return readRange<SessionTurn>(ctx, sessionTurnStateKey, from, to)
+/**
+ * Reads turns `[from, to)` (one state read each), up to the first missing key. For shared handlers too. With
+ * `promises` (`RestatePromise`) the reads are issued at once and joined durably; without, one after the other.
+ */
+export async function readSessionTurns(ctx: StateReader, from: number, to: number, promises?: StateReadCombinators): Promise<SessionTurn[]> {
+  return readRange<SessionTurn>(ctx, sessionTurnStateKey, from, to, promises)
 }
 
-/** Reads run records `[from, to)` (one state read each), stopping at the first missing key. For shared handlers too. */
-export async function readSessionRuns(ctx: StateReader, from: number, to: number): Promise<SessionRun[]> {
-  return readRange<SessionRun>(ctx, sessionRunStateKey, from, to)
+/** Reads run records `[from, to)` like {@link readSessionTurns}. For shared handlers too. */
+export async function readSessionRuns(ctx: StateReader, from: number, to: number, promises?: StateReadCombinators): Promise<SessionRun[]> {
+  return readRange<SessionRun>(ctx, sessionRunStateKey, from, to, promises)
 }
 
-async function readRange<T>(ctx: StateReader, keyOf: (index: number) => string, from: number, to: number): Promise<T[]> {
+async function readRange<T>(ctx: StateReader, keyOf: (index: number) => string, from: number, to: number, promises?: StateReadCombinators): Promise<T[]> {
+  const first = Math.max(0, from)
+  if (promises && to - first > 1) return readRangeAtOnce<T>(ctx, keyOf, first, to, promises)
   const values: T[] = []
-  for (let index = Math.max(0, from); index < to; index++) {
+  for (let index = first; index < to; index++) {
     const value = await ctx.get<T>(keyOf(index))
     if (value == null) break
     values.push(value)
   }
+  return values
+}
+
+/**
+ * Issues every read of `[from, to)` in index order (the same commands on every replay) and joins them with the
+ * durable `all`; the result ends at the first missing key, as the one-by-one read does. Falls back to reading one
+ * after the other when the context's reads are not durable promises (a fake or an in-memory context).
+ */
+async function readRangeAtOnce<T>(ctx: StateReader, keyOf: (index: number) => string, from: number, to: number, promises: StateReadCombinators): Promise<T[]> {
+  const reads = Array.from({ length: to - from }, (_, offset) => ctx.get<T>(keyOf(from + offset)))
+  const values = (reads.every(read => isRestatePromiseLike(read)) ? await promises.all(reads) : await settleInOrder(reads)) as Array<T | null>
+  const missing = values.findIndex(value => value == null)
+  return (missing === -1 ? values : values.slice(0, missing)) as T[]
+}
+
+/** Awaits `reads` one after the other (they are already issued). */
+async function settleInOrder<T>(reads: readonly Promise<T>[]): Promise<T[]> {
+  const values: T[] = []
+  for (const read of reads) values.push(await read)
   return values
 }
 
@@ -198,7 +235,7 @@ interface SessionLog {
   writeHeader(writer: StateWriter, changes: Partial<SessionMeta>): void
 }
 
-function createSessionLog(ctx: StateReader & { key: string }): SessionLog {
+function createSessionLog(ctx: StateReader & { key: string }, promises?: StateReadCombinators): SessionLog {
   let loading: Promise<void> | undefined
   let turnOffset = 0
   let turns: SessionTurn[] = []
@@ -217,9 +254,9 @@ function createSessionLog(ctx: StateReader & { key: string }): SessionLog {
         const header = await readSessionHeader(ctx)
         if (header && !log.header) {
           turnOffset = header.historyFrom
-          turns = await readSessionTurns(ctx, header.historyFrom, header.turnCount)
+          turns = await readSessionTurns(ctx, header.historyFrom, header.turnCount, promises)
           runOffset = header.runFrom
-          runs = await readSessionRuns(ctx, header.runFrom, header.runCount)
+          runs = await readSessionRuns(ctx, header.runFrom, header.runCount, promises)
           runJson = runs.map(run => JSON.stringify(run))
           before = { topLevel: header.topLevelRunCount - topLevelLoaded(), children: header.childRunCount - (runs.length - topLevelLoaded()) }
           totals = structuredClone(header.totals)
