@@ -36,6 +36,8 @@ const TEN_TURN_PROMPT = 'todos:\ntodos:\ntodos:\ntodos:'
 const HEADER_PROMPT = `hello ${'filler '.repeat(215)}`.trim()
 /** Time for the viewers' shared watches to park in Restate after they caught up (as the e2e test waits). */
 const SETTLE_MS = 2_000
+/** Reads of the long session timed each way (interleaved). */
+const READS = 20
 const INVOCATIONS_COUNTER = 'restate_invoker_concurrency_slots_acquired'
 /** The full run's sizes, named in the quick run's figures. */
 const FULL = parseOptions([]).sessionLog
@@ -44,7 +46,7 @@ const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { enc
 type ProcessName = 'restate' | 'services' | 'gateway'
 
 /** The running stack as this section drives it: URLs, the pid of each process, and the tail of their output. */
-interface LogStack { gatewayUrl: string; adminUrl: string; metricsUrl: string; pid(name: ProcessName): number; output(): string; stop(): Promise<void> }
+interface LogStack { gatewayUrl: string; ingressUrl: string; adminUrl: string; metricsUrl: string; pid(name: ProcessName): number; output(): string; stop(): Promise<void> }
 
 /** What the journal of one run holds (admin SQL: `sys_journal`, cross-checked with `sys_invocation.journal_size`). */
 interface Journal { entries: number; stateReads: number; journalSize: number }
@@ -71,7 +73,7 @@ async function startLogStack(dataDir: string): Promise<LogStack> {
     if (value === undefined) throw new Error(`no ${name} process`)
     return value
   }
-  return { gatewayUrl: stack.gatewayUrl, adminUrl: stack.adminUrl, metricsUrl: `http://127.0.0.1:${config.fabricPort}/metrics`, pid, output: () => lines.join('\n'), stop: stopAll }
+  return { gatewayUrl: stack.gatewayUrl, ingressUrl: stack.ingressUrl, adminUrl: stack.adminUrl, metricsUrl: `http://127.0.0.1:${config.fabricPort}/metrics`, pid, output: () => lines.join('\n'), stop: stopAll }
 }
 
 /** A run of `sessionId` through the gateway (`?wait=true`): its invocation id and wall time; throws unless it completed. */
@@ -165,6 +167,7 @@ async function measureRunStart(stack: LogStack, options: BenchOptions, report: R
   await interleave([helloProbe(stack, 'long', longId, long), helloProbe(stack, 'short', shortId, short)], warmupRounds, rounds)
   const windows = { long: await headerOf(stack, longId), short: await headerOf(stack, shortId) }
   addRunStartFigures(report, options, { grown, shortTurns, long: long.slice(warmupRounds), short: short.slice(warmupRounds), first: long[0], windows })
+  addReadCostFigures(report, await measureReadCost(stack, longId, READS), windows.long.turnCount)
 }
 
 interface RunStartResult { grown: number; shortTurns: number; long: RunSample[]; short: RunSample[]; first: RunSample | undefined; windows: { long: SessionHeader; short: SessionHeader } }
@@ -208,6 +211,41 @@ async function measureHeaderGrowth(stack: LogStack, options: BenchOptions, repor
     report.figures.push(single(SECTION, `session header (zidane_session) after ${runs.toLocaleString('en')} runs${isLast ? scale : ''}`, 'bytes', header.bytes, { ...target, note: `${header.turnCount} turns, ${header.topLevelRunCount} runs` }))
   }
   report.notes.push(`§${SECTION} Header: one session ran a one-turn prompt (\`hello\` and ${HEADER_PROMPT.length - 5} characters of filler, echoed by the demo model) ${headerRuns} times through the gateway (up to ${headerRunsInFlight} prompts in flight; Restate runs them one at a time, the run handler is exclusive per session); the size is length() of the zidane_session value in the admin API's state table. It holds counters, timestamps and totals, so it grows only by digits: ${sizes.map(size => `${size.header.bytes} B at ${size.runs}`).join(', ')}.`)
+}
+
+/** Reads of the long session timed per way of reading (interleaved), with the invocations the reads started. */
+interface ReadCost { viaGatewayMs: number[]; viaHandlerMs: number[]; viaSqlMs: number[]; invocationsPerRead: number }
+
+/**
+ * What one read of a session costs, three ways, interleaved: `GET /v1/sessions/{id}` through the gateway (the shared
+ * `get` handler plus the gateway's `sys_invocation` lookup), the shared `get` handler alone through Restate's ingress,
+ * and the header alone through the admin API's SQL (no invocation, but no page of turns either).
+ */
+async function measureReadCost(stack: LogStack, sessionId: string, reads: number): Promise<ReadCost> {
+  const key = `${tenantOf(API_KEY)}~${sessionId}`
+  const time = async (read: () => Promise<unknown>): Promise<number> => {
+    const started = performance.now()
+    const result = await read()
+    if (result instanceof Response) { if (!result.ok) throw new Error(`read answered ${result.status}`); await result.arrayBuffer() }
+    return performance.now() - started
+  }
+  const cost: ReadCost = { viaGatewayMs: [], viaHandlerMs: [], viaSqlMs: [], invocationsPerRead: Number.NaN }
+  const before = await counterOf(stack, INVOCATIONS_COUNTER)
+  for (let index = 0; index < reads; index++) {
+    cost.viaGatewayMs.push(await time(() => fetch(`${stack.gatewayUrl}/v1/sessions/${sessionId}`, { headers: AUTHORIZATION })))
+    cost.viaHandlerMs.push(await time(() => fetch(`${stack.ingressUrl}/session/${encodeURIComponent(key)}/get`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })))
+    cost.viaSqlMs.push(await time(() => headerOf(stack, sessionId)))
+  }
+  cost.invocationsPerRead = (await counterOf(stack, INVOCATIONS_COUNTER) - before) / (2 * reads)
+  return cost
+}
+
+function addReadCostFigures(report: Report, cost: ReadCost, turns: number): void {
+  report.figures.push(
+    figureOf(SECTION, `read a ${turns.toLocaleString('en')}-turn session: GET /v1/sessions/{id} (newest page of 50 turns)`, 'ms', summarize(cost.viaGatewayMs), { note: `${cost.invocationsPerRead.toFixed(2)} invocations a read, none retained` }),
+    figureOf(SECTION, 'of which the shared get handler through the ingress', 'ms', summarize(cost.viaHandlerMs)),
+    figureOf(SECTION, 'for comparison: the header alone through the admin API SQL', 'ms', summarize(cost.viaSqlMs)),
+  )
 }
 
 /** utime + stime of `pid` in seconds (`/proc/<pid>/stat`, every thread of the process). */
