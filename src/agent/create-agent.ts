@@ -252,7 +252,7 @@ async function openSession(options: CreateAgentOptions, runtime: DurableRuntime,
 
 /** Turns the session's writes into session events for `emit` (what it held when opened is not reported again). */
 function publishSessionEvents(session: Session, recorder: EventRecorder, emit: (event: NewSessionEvent) => void): void {
-  recorder.seed(session.toJSON())
+  recorder.seed({ runs: session.runs, turns: session.turns })
   session.onChange((change) => {
     const events = change.kind === 'turns' ? recorder.turnEvents(change.turns) : recorder.runEvents(change.meta)
     for (const event of events) emit(event)

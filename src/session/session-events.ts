@@ -1,4 +1,4 @@
-import type { SessionData, SessionMeta, SessionRun, SessionStore, SessionTurn } from './types'
+import type { SessionMeta, SessionRun, SessionStore, SessionTurn } from './types'
 
 /**
  * The type of a session event. The same events feed the deployment's SSE stream, the CLI's `--stream-json` and the
@@ -36,17 +36,21 @@ export interface RecorderIdentity { depth: number; label?: string }
  * sub-agent published them live, while it ran.
  */
 export class EventRecorder {
-  private readonly runs = new Map<string, SessionRun>()
+  /** The status of each run as last written: all a run record's next write is compared with. */
+  private readonly runStatus = new Map<string, SessionRun['status']>()
   private readonly turnIds = new Set<string>()
   private readonly toolNames = new Map<string, string>()
   private readonly openTurns: Array<{ runId: string; turnId: string; text: string; calls: Set<string> }> = []
 
   constructor(private readonly identity: RecorderIdentity) {}
 
-  /** Learns what the session held before this invocation wrote anything (its loaded window). */
-  seed(data: SessionData | null): void {
+  /**
+   * Learns what the session held before this invocation wrote anything (its loaded window). It keeps run statuses,
+   * turn ids and open tool calls, never a copy of the data: opening a long session stays cheap.
+   */
+  seed(data: { readonly runs: readonly SessionRun[]; readonly turns: readonly SessionTurn[] } | null): void {
     if (!data) return
-    for (const run of data.runs) this.runs.set(run.id, structuredClone(run))
+    for (const run of data.runs) this.runStatus.set(run.id, run.status)
     for (const turn of data.turns) this.trackTurn(turn, [])
   }
 
@@ -54,11 +58,11 @@ export class EventRecorder {
   runEvents(meta: SessionMeta): NewSessionEvent[] {
     const events: NewSessionEvent[] = []
     for (const run of meta.runs) {
-      const previous = this.runs.get(run.id)
-      this.runs.set(run.id, structuredClone(run))
+      const previous = this.runStatus.get(run.id)
+      this.runStatus.set(run.id, run.status)
       if (run.id.includes('/') || run.depth !== this.identity.depth) continue
-      if (!previous) events.push(this.startEvent(run))
-      if (run.status !== 'running' && (!previous || previous.status === 'running') && run.endedAt !== undefined) events.push(this.endEvent(run))
+      if (previous === undefined) events.push(this.startEvent(run))
+      if (run.status !== 'running' && (previous === undefined || previous === 'running') && run.endedAt !== undefined) events.push(this.endEvent(run))
     }
     return events
   }
