@@ -36,8 +36,10 @@ export interface RecorderIdentity { depth: number; label?: string }
  * sub-agent published them live, while it ran.
  */
 export class EventRecorder {
-  /** The status of each run as last written: all a run record's next write is compared with. */
-  private readonly runStatus = new Map<string, SessionRun['status']>()
+  /** Runs seen so far (a run's first write is its start). */
+  private readonly seenRuns = new Set<string>()
+  /** Runs whose end was reported and that have not run again since: a record's next write is compared with these. */
+  private readonly endedRuns = new Set<string>()
   private readonly turnIds = new Set<string>()
   private readonly toolNames = new Map<string, string>()
   private readonly openTurns: Array<{ runId: string; turnId: string; text: string; calls: Set<string> }> = []
@@ -50,21 +52,32 @@ export class EventRecorder {
    */
   seed(data: { readonly runs: readonly SessionRun[]; readonly turns: readonly SessionTurn[] } | null): void {
     if (!data) return
-    for (const run of data.runs) this.runStatus.set(run.id, run.status)
+    for (const run of data.runs) this.noteRun(run)
     for (const turn of data.turns) this.trackTurn(turn, [])
   }
 
-  /** Events of a run record's change: a new run starts, a running one ends. */
+  /**
+   * Events of a run record's change: a new run starts; a run ends once it is written with an end time and a status
+   * other than `running`, whatever it passed through on the way (a cancelled run is first marked `interrupted` by the
+   * heal of its open calls, then `cancelled` with its end time). A run that runs again can end again.
+   */
   runEvents(meta: SessionMeta): NewSessionEvent[] {
     const events: NewSessionEvent[] = []
     for (const run of meta.runs) {
-      const previous = this.runStatus.get(run.id)
-      this.runStatus.set(run.id, run.status)
+      const started = !this.seenRuns.has(run.id)
+      const ended = !this.endedRuns.has(run.id) && isEnded(run)
+      this.noteRun(run)
       if (run.id.includes('/') || run.depth !== this.identity.depth) continue
-      if (previous === undefined) events.push(this.startEvent(run))
-      if (run.status !== 'running' && (previous === undefined || previous === 'running') && run.endedAt !== undefined) events.push(this.endEvent(run))
+      if (started) events.push(this.startEvent(run))
+      if (ended) events.push(this.endEvent(run))
     }
     return events
+  }
+
+  private noteRun(run: SessionRun): void {
+    this.seenRuns.add(run.id)
+    if (isEnded(run)) this.endedRuns.add(run.id)
+    else if (run.status === 'running') this.endedRuns.delete(run.id)
   }
 
   /** Events of appended turns: tool calls, questions, results, steering, finished model turns. */
@@ -163,6 +176,11 @@ export function recordingSessionStore(inner: SessionStore, recorder: EventRecord
     updateStatus: (sessionId, status) => inner.updateStatus(sessionId, status),
     list: () => inner.list(),
   }
+}
+
+/** Whether a run record says the run ended: a status other than `running`, and an end time. */
+function isEnded(run: SessionRun): boolean {
+  return run.status !== 'running' && run.endedAt !== undefined
 }
 
 function textOf(turn: SessionTurn): string {

@@ -1,6 +1,7 @@
 import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor as pollUntilDefined } from '../helpers/restate/restate-harness'
+import { openSseViewer } from '../helpers/sse-client'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
@@ -99,14 +100,21 @@ describe('the stack over HTTP', () => {
     expect(Math.max(...children.map(run => run.startedAt))).toBeLessThan(Math.min(...children.map(run => run.endedAt ?? 0)))
   })
 
-  it('4. cancels a long shell call through the Admin API; the session says cancelled', async () => {
+  it('4. cancels a long shell call through the Admin API; the session says cancelled and its viewers get run:end', async () => {
     await prompt('e2e-cancel', { prompt: 'shell: sleep 30' })
     await waitFor(async () => (((await viewWhenReady('e2e-cancel'))?.turns.length ?? 0) >= 2 ? true : undefined))
-    const cancelled = await s().request('/v1/sessions/e2e-cancel/cancel', { method: 'POST' })
-    expect(cancelled.status).toBe(202)
-    const session = await waitFor(async () => { const current = await viewWhenReady('e2e-cancel'); return current?.status === 'cancelled' ? current : undefined })
-    expect(session.status).toBe('cancelled')
-    expect((await s().request('/v1/sessions/e2e-cancel/cancel', { method: 'POST' })).status).toBe(409)
+    const viewer = await openSseViewer(`${s().gatewayUrl}/v1/sessions/e2e-cancel/events`, { authorization: `Bearer ${s().apiKeys[0]}` })
+    try {
+      const cancelled = await s().request('/v1/sessions/e2e-cancel/cancel', { method: 'POST' })
+      expect(cancelled.status).toBe(202)
+      const session = await waitFor(async () => { const current = await viewWhenReady('e2e-cancel'); return current?.status === 'cancelled' ? current : undefined })
+      expect(session.status).toBe('cancelled')
+      const end = await viewer.waitFor(frame => frame.event === 'run:end', 30_000)
+      expect(end.data).toMatchObject({ type: 'run:end', data: { status: 'cancelled' } })
+      expect((await s().request('/v1/sessions/e2e-cancel/cancel', { method: 'POST' })).status).toBe(409)
+    } finally {
+      viewer.close()
+    }
   })
 
   it('4b. cancelling a run cancels its sub-agents too', async () => {
