@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { DEFAULT_FEED_OPTIONS } from './session-feeds'
+import { DEFAULT_FEED_OPTIONS, MAX_WATCH_TIMEOUT_MS } from './session-feeds'
 import { DEFAULT_TENANT_LIMITS, type TenantLimits } from './tenant-limits'
 
 /** Everything the gateway needs to run. Restate is reached only through these URLs (tests point them anywhere). */
@@ -30,7 +30,8 @@ export interface GatewayConfig {
   live?: { urls: string[]; token: string }
   /**
    * Longest a viewer's shared watch stays parked in Restate before it is renewed (`GATEWAY_EVENT_WATCH_MS`, default
-   * 300000): an idle followed session costs one short invocation per period.
+   * and most 240000): an idle followed session costs three short invocations per period (the watch, its subscribe and
+   * its unsubscribe), whatever the number of its viewers.
    */
   eventWatchMs?: number
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
@@ -90,7 +91,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     bodyLimitBytes: integerVariable(env, 'GATEWAY_BODY_LIMIT_BYTES', ONE_MIB, 1, Number.MAX_SAFE_INTEGER),
     requestTimeoutMs: integerVariable(env, 'GATEWAY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, 3_600_000),
     limits: tenantLimits(env),
-    eventWatchMs: integerVariable(env, 'GATEWAY_EVENT_WATCH_MS', DEFAULT_FEED_OPTIONS.watchTimeoutMs, 1_000, 3_600_000),
+    eventWatchMs: integerVariable(env, 'GATEWAY_EVENT_WATCH_MS', DEFAULT_FEED_OPTIONS.watchTimeoutMs, 1_000, MAX_WATCH_TIMEOUT_MS),
     ...liveHubs(env),
   }
 }

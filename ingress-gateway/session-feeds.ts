@@ -20,8 +20,14 @@ export interface FeedOptions {
   maxBackoffMs: number
 }
 
-/** Defaults: watches renewed every 5 minutes, the last 500 events kept. */
-export const DEFAULT_FEED_OPTIONS: FeedOptions = { watchTimeoutMs: 300_000, bufferSize: 500, retryMs: 300, maxBackoffMs: 5_000 }
+/**
+ * Longest a watch may park: Node's `fetch` gives up on a response whose headers have not come within 300 s, and a
+ * parked watch sends none until it returns, so it must end well before that.
+ */
+export const MAX_WATCH_TIMEOUT_MS = 240_000
+
+/** Defaults: watches renewed every 4 minutes, the last 500 events kept. */
+export const DEFAULT_FEED_OPTIONS: FeedOptions = { watchTimeoutMs: MAX_WATCH_TIMEOUT_MS, bufferSize: 500, retryMs: 300, maxBackoffMs: 5_000 }
 
 /** What a viewer hears from its feed besides new events: an outage of Restate (once per outage). */
 export interface FeedListener { onError(error: unknown): void }

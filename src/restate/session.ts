@@ -207,8 +207,12 @@ async function readRangeAtOnce<T>(ctx: StateReader, keyOf: (index: number) => st
   return (missing === -1 ? values : values.slice(0, missing)) as T[]
 }
 
-/** Awaits `reads` one after the other (they are already issued). */
+/**
+ * Awaits `reads` one after the other (they are already issued). A later read that fails while an earlier one is
+ * awaited is observed at once (no unhandled rejection); its failure is thrown when its turn comes.
+ */
 async function settleInOrder<T>(reads: readonly Promise<T>[]): Promise<T[]> {
+  for (const read of reads) read.catch(() => undefined)
   const values: T[] = []
   for (const read of reads) values.push(await read)
   return values

@@ -74,6 +74,9 @@ describe('loadGatewayConfig', () => {
     expect(() => loadGatewayConfig({ ...base, GATEWAY_ANSWER_SECRET: 'short' })).toThrow(/GATEWAY_ANSWER_SECRET/)
     expect(() => loadGatewayConfig({ ...base, GATEWAY_REQUEST_TIMEOUT_MS: '0' })).toThrow(/GATEWAY_REQUEST_TIMEOUT_MS/)
     expect(() => loadGatewayConfig({ ...base, GATEWAY_RATE_BURST: 'x' })).toThrow(/GATEWAY_RATE_BURST/)
+    // A parked watch sends no headers until it returns, and Node's fetch gives up on headers after 300 s.
+    expect(() => loadGatewayConfig({ ...base, GATEWAY_EVENT_WATCH_MS: '300000' })).toThrow(/GATEWAY_EVENT_WATCH_MS must be an integer from 1000 to 240000/)
+    expect(loadGatewayConfig({ ...base }).eventWatchMs).toBe(240_000)
   })
 
   it('refuses API keys shorter than 16 characters, naming the key by position and not printing it', () => {
