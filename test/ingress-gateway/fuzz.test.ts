@@ -64,10 +64,18 @@ function routesOf(document: { paths: Record<string, Record<string, Operation>> }
     Object.entries(operations).map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })))
 }
 
+/**
+ * A drawn value as URL text. `String()` is not enough: a drawn JSON object may carry a `toString` or `valueOf` key,
+ * and then it cannot be turned into a primitive at all.
+ */
+function asText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value)
+}
+
 function requestFor(route: Route): Arbitrary<InjectOptions> {
   const parameters = route.operation.parameters ?? []
   const byPlace = (place: Parameter['in']): Parameter[] => parameters.filter((parameter) => parameter.in === place)
-  const pathValues = fc.tuple(...byPlace('path').map((parameter) => fuzzedValue(parameter.schema).map((value) => (value === undefined ? 'x' : String(value)))))
+  const pathValues = fc.tuple(...byPlace('path').map((parameter) => fuzzedValue(parameter.schema).map((value) => (value === undefined ? 'x' : asText(value)))))
   const queryValues = fc.tuple(...byPlace('query').map((parameter) => fc.oneof(fuzzedValue(parameter.schema), fc.constant(undefined))))
   const headerValues = fc.tuple(...byPlace('header').map((parameter) => fuzzedHeader(parameter.schema)))
   const bodySchema = route.operation.requestBody?.content['application/json']?.schema
@@ -78,7 +86,7 @@ function requestFor(route: Route): Arbitrary<InjectOptions> {
     let url = route.path
     byPlace('path').forEach((parameter, index) => { url = url.replace(`{${parameter.name}}`, encodeURIComponent(drawn.pathValues[index] ?? '')) })
     const query = new URLSearchParams()
-    byPlace('query').forEach((parameter, index) => { if (drawn.queryValues[index] !== undefined) query.set(parameter.name, String(drawn.queryValues[index])) })
+    byPlace('query').forEach((parameter, index) => { if (drawn.queryValues[index] !== undefined) query.set(parameter.name, asText(drawn.queryValues[index])) })
     const headers: Record<string, string> = { ...drawn.authorization }
     byPlace('header').forEach((parameter, index) => { const value = drawn.headerValues[index]; if (value !== undefined) headers[parameter.name] = value })
     if (drawn.contentType !== undefined && drawn.body !== undefined) headers['content-type'] = drawn.contentType

@@ -69,7 +69,7 @@ export function fuzzedValue(schema: JsonSchemaLike): Arbitrary<unknown> {
 
 /** A header value for `schema`: valid, or any latin-1 text, or absent. */
 export function fuzzedHeader(schema: JsonSchemaLike): Arbitrary<string | undefined> {
-  const valid = validValue(schema).map((value) => String(value))
+  const valid = validValue(schema).map((value) => (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value)))
   const edgy = fc.constantFrom('clé', 'ü', '\u00a0', ' x ', 'a'.repeat(201))
   return fc.oneof({ weight: 3, arbitrary: valid }, { weight: 2, arbitrary: fc.string({ unit: headerCharacter, maxLength: 300 }) }, { weight: 1, arbitrary: edgy }, { weight: 1, arbitrary: fc.constant(undefined) })
 }
