@@ -34,27 +34,31 @@ export interface AttemptDrain {
 /** Creates the drain of one endpoint. */
 export function createAttemptDrain(): AttemptDrain {
   const attempts = new Set<AttemptStream>()
+  /** The open attempt of each invocation id (Restate sends one attempt of an invocation at a time). */
+  const byInvocation = new Map<string, AttemptStream>()
   const current = new AsyncLocalStorage<AttemptStream>()
   let draining = false
   let runningSteps = 0
   let onClosed = (): void => undefined
-  const hooks: HooksProvider = () => ({
-    interceptor: {
-      run: async (_name, next) => {
-        const attempt = current.getStore()
-        // Its stream has ended: the result could not be journaled, so the step must not run (the retry runs it).
-        if (attempt?.phase === 'ended') return new Promise<void>(() => undefined)
-        runningSteps++
-        attempt?.stepStarted()
-        try {
-          await next()
-        } finally {
-          runningSteps--
-          attempt?.stepFinished(draining)
-        }
-      },
-    },
-  })
+  // The provider is called once per attempt as it starts. Its attempt is found by its invocation id (the stream's
+  // header) and kept for its steps: the SDK may start a step's closure from input that arrived on another stream's
+  // callback, whose async context names another attempt or none.
+  const hooks: HooksProvider = ({ request }) => {
+    const attempt = byInvocation.get(String(request.id)) ?? current.getStore()
+    return { interceptor: { run: async (_name, next) => runStep(attempt ?? current.getStore(), next) } }
+  }
+  const runStep = async (attempt: AttemptStream | undefined, next: () => Promise<void>): Promise<void> => {
+    // Its stream has ended: the result could not be journaled, so the step must not run (the retry runs it).
+    if (attempt?.phase === 'ended') return new Promise<void>(() => undefined)
+    runningSteps++
+    attempt?.stepStarted()
+    try {
+      await next()
+    } finally {
+      runningSteps--
+      attempt?.stepFinished(draining)
+    }
+  }
   return {
     hooks,
     runningSteps: () => runningSteps,
@@ -62,11 +66,14 @@ export function createAttemptDrain(): AttemptDrain {
     handler: inner => (request, response) => {
       if (draining) return refuse(response)
       if (request.headers['x-restate-invocation-id'] === undefined) return inner(request, response)
+      const invocationId = String(request.headers['x-restate-invocation-id'])
       const attempt = trackAttempt(response, () => {
         attempts.delete(attempt)
+        if (byInvocation.get(invocationId) === attempt) byInvocation.delete(invocationId)
         onClosed()
       })
       attempts.add(attempt)
+      byInvocation.set(invocationId, attempt)
       // The SDK runs the whole attempt (and its step closures) from this call: its async context names the attempt.
       current.run(attempt, () => inner(request, response))
     },

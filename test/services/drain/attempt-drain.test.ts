@@ -74,6 +74,30 @@ describe('attempt drain', () => {
     expect(drain.openAttempts()).toBe(0)
   })
 
+  it('counts a step for its own attempt, found by invocation id, even when its closure starts from another attempt\'s context', async () => {
+    const drain = createAttemptDrain()
+    let run: NonNullable<Interceptor['run']> | undefined
+    // The SDK calls the hooks provider as the attempt starts, with the invocation's id.
+    const own = new FakeResponse()
+    drain.handler(() => { run = drain.hooks({ request: { id: 'inv_own' } as never }).interceptor?.run })(invocationRequest('inv_own'), own as unknown as Http2ServerResponse)
+    let finishStep = (): void => undefined
+    let step: Promise<void> = Promise.resolve()
+    // Its step's closure starts while another attempt's callback runs (input that arrived on the other stream).
+    const other = new FakeResponse()
+    drain.handler(() => { step = (run as NonNullable<Interceptor['run']>)('tool', () => new Promise<void>(resolve => { finishStep = resolve })) })(invocationRequest('inv_other'), other as unknown as Http2ServerResponse)
+    const drained = drain.drain()
+    await new Promise(resolve => setTimeout(resolve, 20))
+    expect(other.ended).toBe(true) // idle: ended at once
+    expect(own.ended).toBe(false) // its step still runs
+    finishStep()
+    await step
+    own.write('the step result')
+    expect(own.ended).toBe(true)
+    own.close()
+    other.close()
+    await drained
+  })
+
   it('ends an idle attempt at once, and a step that would start on it afterwards never runs', async () => {
     const drain = createAttemptDrain()
     const run = runInterceptor(drain)
