@@ -18,7 +18,7 @@ describe('chaos checks', () => {
   it('a model step requested again inside a kill\'s disruption window is counted as in flight, elsewhere it is a violation', () => {
     const entries = [
       { key: 'p#0', owner: 'c1', at: 9_000 }, { key: 'p#0', owner: 'c1', at: 11_000 },
-      { key: 'q#0', owner: 'c2', at: 40_000 }, { key: 'q#0', owner: 'c2', at: 40_050 },
+      { key: 'q#0', owner: 'c2', at: 60_000 }, { key: 'q#0', owner: 'c2', at: 60_050 },
     ]
     const { violations, repeatedInFlight } = checkModelSteps(entries, [restateKill])
     expect(repeatedInFlight).toBe(1)
