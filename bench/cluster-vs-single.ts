@@ -7,6 +7,8 @@ import { freeStackPortsEnv } from '../scripts/stack/free-port'
 import { loadStackConfig } from '../scripts/stack/stack-config'
 import { startStack } from '../scripts/stack/start-stack'
 import type { ProcessHandle } from '../scripts/stack/supervisor'
+import { UNLIMITED_GATEWAY, turnTimes } from './lib/full-stack'
+import type { TurnView } from './lib/full-stack'
 import type { BenchOptions } from './lib/options'
 import { single } from './lib/report'
 import type { Report } from './lib/report'
@@ -14,26 +16,14 @@ import { summarize } from './lib/stats'
 
 const API_KEY = 'zk_bench_cluster_vs_single'
 const SECTION = 9
-const UNLIMITED_GATEWAY = { GATEWAY_RATE_PER_SECOND: '1000000', GATEWAY_RATE_BURST: '1000000', GATEWAY_MAX_CONCURRENT_RUNS: '1000000', GATEWAY_MAX_EVENT_STREAMS: '1000000', LOG_LEVEL: 'silent', ANTHROPIC_API_KEY: '' }
+const QUIET_GATEWAY = { ...UNLIMITED_GATEWAY, LOG_LEVEL: 'silent', ANTHROPIC_API_KEY: '' }
 
 /** One shape's result under the load: sessions per minute and the per-turn times of every session. */
 interface LoadResult { perMinute: number; completed: number; sessions: number; turnMs: number[]; wallMs: number }
 
 interface Deployment { gatewayUrl: string; stop(): Promise<void> }
 
-interface TurnView { role: string; createdAt: number }
 
-/** Per-turn times of one session: from its user turn to each assistant turn, turn to turn (journaled timestamps). */
-function turnTimes(turns: readonly TurnView[]): number[] {
-  const times: number[] = []
-  let previous = turns.find(turn => turn.role === 'user')?.createdAt
-  for (const turn of turns) {
-    if (turn.role !== 'assistant' || previous === undefined) continue
-    times.push(turn.createdAt - previous)
-    previous = turn.createdAt
-  }
-  return times
-}
 
 /** `count` sessions started at once through the gateway (`?wait=true`), each a prompt of `writeLines` tool turns. */
 async function runLoad(gatewayUrl: string, label: string, count: number, writeLines: number): Promise<LoadResult> {
@@ -70,7 +60,7 @@ function outputKeeper(): { log: (name: string, line: string) => void; failed: (e
 async function singleNode(dataDir: string): Promise<Deployment> {
   const output = outputKeeper()
   const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: API_KEY, ...(await freeStackPortsEnv()) })
-  const stack = await startStack(config, reason => { process.stderr.write(`[bench] single node failed: ${reason}\n`) }, { ...UNLIMITED_GATEWAY, ZIDANE_WORKSPACE_ROOT: path.join(dataDir, 'workspaces') }, output.log).catch(output.failed)
+  const stack = await startStack(config, reason => { process.stderr.write(`[bench] single node failed: ${reason}\n`) }, { ...QUIET_GATEWAY, ZIDANE_WORKSPACE_ROOT: path.join(dataDir, 'workspaces') }, output.log).catch(output.failed)
   return { gatewayUrl: stack.gatewayUrl, stop: () => stack.stop() }
 }
 
@@ -78,7 +68,7 @@ async function cluster(dataDir: string): Promise<Deployment> {
   const output = outputKeeper()
   const config = await withFreePorts(await loadClusterConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: API_KEY }))
   const processes: ProcessHandle[] = []
-  const running = await startCluster(config, reason => { process.stderr.write(`[bench] cluster failed: ${reason}\n`) }, { extraEnv: UNLIMITED_GATEWAY, log: output.log, processes }).catch(async (error: unknown) => {
+  const running = await startCluster(config, reason => { process.stderr.write(`[bench] cluster failed: ${reason}\n`) }, { extraEnv: QUIET_GATEWAY, log: output.log, processes }).catch(async (error: unknown) => {
     for (const handle of [...processes].reverse()) await handle.stop()
     return output.failed(error)
   })

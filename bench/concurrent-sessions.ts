@@ -5,6 +5,8 @@ import { freeStackPortsEnv } from '../scripts/stack/free-port'
 import { loadStackConfig } from '../scripts/stack/stack-config'
 import { startStack } from '../scripts/stack/start-stack'
 import type { RunningStack } from '../scripts/stack/start-stack'
+import { UNLIMITED_GATEWAY, turnTimes } from './lib/full-stack'
+import type { TurnView } from './lib/full-stack'
 import type { BenchOptions } from './lib/options'
 import { peakRssMiB } from './lib/process-memory'
 import { figureOf, single } from './lib/report'
@@ -13,7 +15,6 @@ import { sleepMs, summarize } from './lib/stats'
 
 const API_KEY = 'zk_bench_concurrent_sessions'
 
-interface TurnView { role: string; createdAt: number }
 
 /** Drops the stack's prefixed child output (`[restate] …`, `[gateway] …`) so the table stays readable. */
 function muteStackOutput(): () => void {
@@ -27,8 +28,6 @@ function muteStackOutput(): () => void {
   return () => { process.stdout.write = write }
 }
 
-/** The benchmark drives hundreds of sessions with one API key: the per-key gateway limits must not shape it. */
-const UNLIMITED_GATEWAY = { GATEWAY_RATE_PER_SECOND: '1000000', GATEWAY_RATE_BURST: '1000000', GATEWAY_MAX_CONCURRENT_RUNS: '1000000', GATEWAY_MAX_EVENT_STREAMS: '1000000' }
 
 async function startBenchStack(dataDir: string): Promise<RunningStack> {
   const env = { ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: API_KEY, ...(await freeStackPortsEnv()) }
@@ -36,17 +35,6 @@ async function startBenchStack(dataDir: string): Promise<RunningStack> {
   return startStack(config, reason => { process.stderr.write(`[bench] stack failed: ${reason}\n`) }, { ANTHROPIC_API_KEY: '', ZIDANE_WORKSPACE_ROOT: path.join(dataDir, 'workspaces'), ...UNLIMITED_GATEWAY })
 }
 
-/** Per-turn times of one session's run: from the run's start (the user turn) to each assistant turn, turn to turn. */
-function turnTimes(turns: readonly TurnView[]): number[] {
-  const times: number[] = []
-  let previous = turns.find(turn => turn.role === 'user')?.createdAt
-  for (const turn of turns) {
-    if (turn.role !== 'assistant' || previous === undefined) continue
-    times.push(turn.createdAt - previous)
-    previous = turn.createdAt
-  }
-  return times
-}
 
 interface Batch { wallMs: number; completed: number; sessions: number; perTurn: number[]; failures: string[] }
 

@@ -11,6 +11,7 @@ import { start as startModelServer } from '../test/helpers/anthropic-server'
 import type { FakeAnthropicServer, RecordedRequest } from '../test/helpers/anthropic-server'
 import { openSseViewer } from '../test/helpers/sse-client'
 import type { SseViewer } from '../test/helpers/sse-client'
+import { UNLIMITED_GATEWAY } from './lib/full-stack'
 import type { BenchOptions } from './lib/options'
 import { figureOf } from './lib/report'
 import type { Report } from './lib/report'
@@ -19,7 +20,6 @@ import { tenantOf } from '../ingress-gateway/tenancy'
 
 const API_KEY = 'zk_bench_live_latency_key'
 const MODEL_KEY = 'sk-ant-bench-live'
-const UNLIMITED_GATEWAY = { GATEWAY_RATE_PER_SECOND: '1000000', GATEWAY_RATE_BURST: '1000000', GATEWAY_MAX_CONCURRENT_RUNS: '1000000', GATEWAY_MAX_EVENT_STREAMS: '1000000' }
 
 /** The text of the request's last user message: the prompt of the run in progress. */
 function promptOf(request: RecordedRequest): string {
