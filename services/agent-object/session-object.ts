@@ -4,6 +4,7 @@ import type { AgentStats, CreateAgentOptions } from 'zidane'
 import { isRestateCancellation, restateRuntime, restateSpawnTool } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import { boundaryProbe } from '../boundary-probe'
+import { stepStartLog } from '../step-starts'
 import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
 import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
@@ -83,7 +84,7 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, end: { status: 'c
 
 async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<AgentStats> {
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, { promises: restate.RestatePromise }), ...boundaryProbe() })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, { promises: restate.RestatePromise }), startLog: stepStartLog(), ...boundaryProbe() })
   const store = durable.stores.session
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))

@@ -5,6 +5,7 @@ import { restateRuntime, restateSpawnTool } from 'zidane/restate'
 import type { ChildRunRequest, ChildRunResult, MergedChild, SpawnLimits } from 'zidane/restate'
 import { createSession } from 'zidane/session'
 import { boundaryProbe } from '../boundary-probe'
+import { stepStartLog } from '../step-starts'
 import { withErrorBoundary } from '../handler-boundary'
 import { loadServicesConfig } from '../config'
 import { CHILD_SERVICE } from '../contract'
@@ -39,7 +40,7 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
   }
   // The sub-agent's events go live to its root session's log; its turns reach the session when the parent merges them.
   const sessionStore = recordedChildStore(ctx, rootSessionKey(request.sessionId ?? 'children'), { depth: request.depth, label: request.label })
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, sessionStore, ...boundaryProbe() })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, sessionStore, startLog: stepStartLog(), ...boundaryProbe() })
   const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, store: sessionStore, clock: { now: () => startedAt } })
   const merged: MergedChild[] = []
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))

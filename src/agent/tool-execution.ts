@@ -64,7 +64,7 @@ export function startToolCall(state: RunState, env: ToolExecutionEnv, call: Tool
     const record = await runToolBody(state, env, call, tool, staged)
     const writes = staged?.writes()
     return { ...record, endedAt: Date.now(), ...(writes ? { toolState: writes } : {}) }
-  })
+  }, { atMostOnce: tool?.replay !== 'safe' })
 }
 
 function startSelfJournaled(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, tool: ToolDef): Promise<ToolStepRecord> {

@@ -55,6 +55,17 @@ export interface StepAttempt {
   readonly resumed: boolean
 }
 
+/** How a step's `execute` may be repeated. */
+export interface StepOptions {
+  /**
+   * `execute` has an effect that must not happen twice (an unsafe tool call). The runtime must then never run it
+   * fresh (`resumed: false`) after an earlier attempt may have started it, even when that attempt died right as it
+   * started. A runtime that cannot tell pays for it (Restate: one more journal entry per such step). Default false:
+   * a step cut off early may run again as fresh.
+   */
+  atMostOnce?: boolean
+}
+
 /** A run a dead process left unfinished, as a runtime that can resume runs reports it. */
 export interface InterruptedRun {
   sessionId: string
@@ -109,7 +120,8 @@ export interface SteeringInbox {
  * - `attempt.resumed` tells `execute` that an earlier process (or an earlier Restate attempt) had already started
  *   this very step and stopped before recording it: the call was cut off. A step that an earlier attempt never
  *   started (it suspended cleanly at a boundary before it) is not resumed. The loop turns a resumed unsafe tool call
- *   into the interrupted text; a resumed safe call runs again.
+ *   into the interrupted text; a resumed safe call runs again. With `{ atMostOnce: true }` this must hold even for
+ *   an attempt that died as `execute` started (see {@link StepOptions}).
  * - The loop never lets `execute` throw except when the run is being aborted or suspended; a runtime may record a
  *   thrown error (Restate does, as a terminal failure) or not (SQLite does not, so the step runs again).
  * - Steps of one run are replayed in the order they were first executed; a runtime may refuse a replay whose keys
@@ -132,7 +144,7 @@ export interface DurableRuntime {
   /** Present on runtimes that keep steering messages (SQLite): the loop's default {@link SteeringInbox}. */
   readonly steering?: SteeringInbox
 
-  step<T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T>
+  step<T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, options?: StepOptions): Promise<T>
   now(): Promise<number>
   uuid(): string
   awakeable<T>(key: StepKey, options?: { timeoutMs?: number }): DurableAwakeable<T>

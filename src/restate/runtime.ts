@@ -1,5 +1,5 @@
 import type { JsonValue } from '../durable/json'
-import type { DurableAwakeable, DurableRuntime, RuntimeStores, StepAttempt, StepKey, StepKind } from '../durable/runtime'
+import type { DurableAwakeable, DurableRuntime, RuntimeStores, StepAttempt, StepKey, StepKind, StepOptions } from '../durable/runtime'
 import { createMemoryToolStateStore } from '../durable/memory-tool-state-store'
 import { ConfigurationError } from '../errors/zidane-error'
 import { createMemorySessionStore } from '../session/memory-session-store'
@@ -9,6 +9,7 @@ import type { RestatePromiseRaceLike } from './awakeable'
 import { createCoalescedClock, deterministicUuid } from './clock'
 import { isRestateCancellation, isRestateControlError } from './errors'
 import type { ReplayTracker } from './replay'
+import type { StepStartLog } from './start-log'
 import { restateSessionStore } from './session'
 import { restateToolStateStore } from './tool-state'
 import { assertOutsideStep, guardContext, isContextInStepError, runInStep } from './step-scope'
@@ -48,6 +49,13 @@ export interface RestateRuntimeOptions {
   replayTracker?: ReplayTracker
   /** Resolve an awakeable of another invocation (e.g. an ingress client). Default: `ctx.resolveAwakeable`. */
   resolveAwakeable?: (id: string, value: JsonValue) => void | Promise<void>
+  /**
+   * Marks of at-most-once steps (unsafe tool calls) started, kept outside the journal: with it, an attempt killed as
+   * such a step started (before Restate journaled its run command) makes the next attempt see `resumed: true`, not
+   * run the call again as new. Without it that window stays open. `createFileStartLog(folder)` on a folder every
+   * replica sees.
+   */
+  startLog?: StepStartLog
   /** `ctx.run` options of the step entries, by step kind. Default `{ maxRetryAttempts: 1 }`. */
   runOptions?: Partial<Record<StepKind, RestateRunOptions>>
   /**
@@ -150,22 +158,59 @@ function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, cl
  * Without combinators each step waits for the previous one, so at most one journaled await is pending.
  */
 function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions): DurableRuntime['step'] {
-  const issue = <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T> => {
+  const issue = <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions): Promise<T> => {
     assertOutsideStep(`runtime.step("${key.name}")`)
-    const processing = typeof ctx.isProcessing === 'function' ? ctx.isProcessing() : true
+    const processing = isProcessing(ctx)
     if (processing) options.onBoundary?.(key)
-    return ctx.run(key.name, async () => runInStep(key.name, async () => {
-      options.replayTracker?.markLive()
-      return execute({ resumed: !processing })
-    }), options.runOptions?.[key.kind] ?? DEFAULT_RUN_OPTIONS)
+    const runOptions = options.runOptions?.[key.kind] ?? DEFAULT_RUN_OPTIONS
+    if (stepOptions?.atMostOnce) return issueAtMostOnce(ctx, options, key, execute, runOptions, processing)
+    return issueRun(ctx, options, key, execute, runOptions, processing)
   }
   if (options.promises) return issue
   let tail: Promise<unknown> = Promise.resolve()
-  return <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T> => {
-    const result = tail.then(() => issue(key, execute))
+  return <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions): Promise<T> => {
+    const result = tail.then(() => issue(key, execute, stepOptions))
     tail = result.then(() => undefined, () => undefined)
     return result
   }
+}
+
+function isProcessing(ctx: RestateContextLike): boolean {
+  return typeof ctx.isProcessing === 'function' ? ctx.isProcessing() : true
+}
+
+/**
+ * A step whose closure must not run twice (`atMostOnce`). The journal cannot tell a later attempt that an earlier one
+ * started the closure: the SDK starts it as soon as it has handed the run command to the connection, not once Restate
+ * has journaled it (see {@link StepStartLog}). With a `startLog` the closure marks the step started, durably, before
+ * its effect, and runs `resumed` when an earlier attempt left the mark; the mark is forgotten once the result is
+ * journaled. Without one, a step is `resumed` only when its run command made it into the journal.
+ */
+function issueAtMostOnce<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, processing: boolean): Promise<T> {
+  const log = options.startLog
+  const invocationId = ctx.request?.().id
+  if (!log || invocationId === undefined) return issueRun(ctx, options, key, execute, runOptions, processing)
+  const result = ctx.run(key.name, async () => runInStep(key.name, async () => {
+    options.replayTracker?.markLive()
+    const resumed = !processing || await log.wasStarted(invocationId, key.name)
+    await log.markStarted(invocationId, key.name)
+    return execute({ resumed })
+  }), runOptions)
+  const forget = (): void => { log.forget(invocationId, key.name).catch(() => undefined) }
+  // Replayed completions forget too: a mark an attempt left behind when it died after its result was journaled.
+  if (!isRestatePromiseLike(result)) return result.finally(forget)
+  return result.map((value, failure) => {
+    forget()
+    if (failure !== undefined) throw failure
+    return value as T
+  })
+}
+
+function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, processing: boolean): Promise<T> {
+  return ctx.run(key.name, async () => runInStep(key.name, async () => {
+    options.replayTracker?.markLive()
+    return execute({ resumed: !processing })
+  }), runOptions)
 }
 
 function mintAwakeable<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, timeoutMs: number | undefined): DurableAwakeable<T> {

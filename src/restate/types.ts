@@ -60,6 +60,8 @@ export interface RestateContextLike {
    * started (and was cut off inside) from a fresh one.
    */
   isProcessing?(): boolean
+  /** The invocation being handled (`id`: its invocation id, the same on every attempt). */
+  request?(): { readonly id: string }
 }
 
 /** Structural subset of `restate.ObjectContext`: keyed K/V state of the bound virtual-object instance. */

@@ -14,6 +14,8 @@ export interface TestStack extends RunningStack {
   dataDir: string
   /** The Restate server's Prometheus metrics (its node port). */
   metricsUrl: string
+  /** The services endpoint's own address (the deployment Restate calls). */
+  servicesUrl: string
   /** The last 2,000 lines the stack's processes printed (kept instead of printed, shown when a test fails). */
   output(): string
   /** Why the stack stopped, if a critical process (the Restate server) died. */
@@ -79,6 +81,7 @@ async function startTestStackOnce(env: Record<string, string>, options: TestStac
     apiKeys,
     dataDir,
     metricsUrl: `http://127.0.0.1:${config.fabricPort}/metrics`,
+    servicesUrl: `http://127.0.0.1:${config.servicesPort}`,
     services: () => {
       const handle = stack.processes.find(process => process.name === 'services')
       if (!handle) throw new Error('no services process')
