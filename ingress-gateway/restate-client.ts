@@ -41,7 +41,10 @@ export interface RestateHealth {
  */
 export interface RestateClient {
   sendRun(key: string, request: SessionRunRequest, idempotencyKey?: string): Promise<SendResult>
-  /** Sends a steering message to the session's inbox (`inbox/<key>/add`); once accepted, Restate keeps it durably. */
+  /**
+   * Sends a steering message to the session's inbox (`inbox/<key>/add`); once accepted, Restate keeps it durably. Then
+   * waits (up to 5 s) for the inbox to have taken it, so that a run killed right after sees it at its next boundary.
+   */
   sendMessage(key: string, text: string, idempotencyKey?: string): Promise<SendResult>
   /** Waits for the invocation to end; its output, or a {@link RestateCallError} (409 `Cancelled`, …). */
   attach(invocationId: string, signal?: AbortSignal): Promise<SessionRunResult>
@@ -67,6 +70,12 @@ export interface RestateClient {
 const CALL_TIMEOUT_MS = 10_000
 /** How long an answer waits for the resumer's verdict before it is reported as accepted (queued in Restate). */
 const ANSWER_WAIT_MS = 5_000
+/**
+ * How long `POST …/messages` waits for the inbox to take its message before the 202. The message is durable once
+ * sent; the wait makes "202" also mean "in the inbox, the running run signalled" whenever a services process is up, so
+ * a run restarted after a kill right after the 202 finds it at its next boundary.
+ */
+const MESSAGE_WAIT_MS = 5_000
 const neverAborted = new AbortController().signal
 const HEALTH_TIMEOUT_MS = 2_000
 
@@ -84,13 +93,23 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
   const ingress = (...parts: string[]): string => [endpoints.ingressUrl, ...parts.map(encodeURIComponent)].join('/')
   const session = (key: string, handler: string): string => `${ingress(SESSION_SERVICE, key)}/${handler}`
   const resumer = (id: string, handler: string): string => `${ingress(RESUMER_SERVICE, id)}/${handler}`
+  const attachUrl = (invocationId: string): string => `${endpoints.ingressUrl}/restate/invocation/${encodeURIComponent(invocationId)}/attach`
+  /**
+   * Waits up to `waitMs` for a sent invocation to finish, whatever its outcome: it is durable in Restate already, so
+   * a timeout (no services process up) or an error only means the caller answers without waiting longer.
+   */
+  const settledWithin = async (invocationId: string, waitMs: number): Promise<void> => {
+    await call<unknown>(attachUrl(invocationId), { method: 'GET', signal: AbortSignal.timeout(waitMs) }).catch(() => undefined)
+  }
   return {
     async sendRun(key, request, idempotencyKey) {
       return call<SendResult>(`${session(key, 'run')}/send`, { method: 'POST', body: request, idempotencyKey })
     },
     async sendMessage(key, text, idempotencyKey) {
       const request: AddMessageRequest = { text }
-      return call<SendResult>(`${ingress(INBOX_SERVICE, key)}/add/send`, { method: 'POST', body: request, idempotencyKey })
+      const sent = await call<SendResult>(`${ingress(INBOX_SERVICE, key)}/add/send`, { method: 'POST', body: request, idempotencyKey })
+      await settledWithin(sent.invocationId, MESSAGE_WAIT_MS)
+      return sent
     },
     async attach(invocationId, signal) {
       return call<SessionRunResult>(`${endpoints.ingressUrl}/restate/invocation/${encodeURIComponent(invocationId)}/attach`, {
@@ -118,7 +137,7 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
       const request: AnswerRequest = { answer }
       const sent = await call<SendResult>(`${resumer(awakeableId, 'answer')}/send`, { method: 'POST', body: request })
       try {
-        return await call<AnswerResult>(`${endpoints.ingressUrl}/restate/invocation/${encodeURIComponent(sent.invocationId)}/attach`, { method: 'GET', signal: AbortSignal.timeout(waitMs) })
+        return await call<AnswerResult>(attachUrl(sent.invocationId), { method: 'GET', signal: AbortSignal.timeout(waitMs) })
       } catch (error) {
         if (error instanceof GatewayError && error.code === 'restate_unavailable') return { outcome: 'accepted' as const }
         throw error
