@@ -1,12 +1,13 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import type { StepKey } from 'zidane/durable'
-import { runningStepClosures } from 'zidane/restate'
+import { runningStepClosures, unacknowledgedSteps } from 'zidane/restate'
 import { loadServicesConfig } from './config'
 
 /**
  * A kill plan: SIGKILL this process right before its `killAt`-th live journal boundary (1-based, counted across
- * restarts), or the first one after it at which no step closure of any invocation runs (concurrent children): a kill
- * then cuts no step in flight, so every finished step stays finished.
+ * restarts), or the first one after it at which no step closure of any invocation runs and no finished one waits for
+ * Restate to acknowledge its result (concurrent children): a kill then cuts no step in flight, so every finished step
+ * stays finished.
  */
 export interface KillPlan {
   killAt: number
@@ -28,7 +29,7 @@ function recordBoundary(file: string, key: StepKey): void {
   if (!existsSync(file) || existsSync(`${file}.fired`)) return
   const plan = JSON.parse(readFileSync(file, 'utf8')) as KillPlan
   const reached = readFileSync(log, 'utf8').split('\n').filter(Boolean).length
-  if (plan.killAt <= 0 || reached < plan.killAt || runningStepClosures() > 0) return
+  if (plan.killAt <= 0 || reached < plan.killAt || runningStepClosures() > 0 || unacknowledgedSteps() > 0) return
   writeFileSync(`${file}.fired`, key.name)
   process.kill(process.pid, 'SIGKILL')
 }

@@ -75,9 +75,17 @@ export function checkModelSteps(entries: readonly ModelRequestEntry[], kills: re
     firstSeen.set(entry.key, entry.at)
     if (previous === undefined) continue
     if (windows.some(([from, to]) => from <= entry.at && to >= previous)) repeatedInFlight++
-    else violations.push({ code: 'model_step_repeated', detail: `model step ${JSON.stringify(entry.key.slice(0, 120))} requested again ${entry.at - previous} ms later, outside every kill's disruption window` })
+    else violations.push({ code: 'model_step_repeated', detail: `model step ${JSON.stringify(entry.key.slice(0, 120))} requested again ${entry.at - previous} ms later, outside every kill's disruption window (${describeNearestKill(kills, entry.at)})` })
   }
   return { violations, repeatedInFlight }
+}
+
+/** The kill that ended last before `at` (of a services replica or a Restate node), for a violation's detail. */
+function describeNearestKill(kills: readonly KillRecord[], at: number): string {
+  const before = kills.filter(kill => kill.kind !== 'gateway' && kill.at <= at).sort((a, b) => b.at - a.at)[0]
+  if (!before) return 'no kill before it'
+  const back = before.backAfterMs === undefined ? 'never back' : `back after ${before.backAfterMs} ms`
+  return `last kill before it: ${before.target} ${at - before.at} ms earlier, ${back}`
 }
 
 /** No unsafe side effect repeated: each tools session's shell call left at most one line in the ledger. */

@@ -7,7 +7,7 @@ export type { ReplayDoneHooks, ReplayTracker, ReplayTrackerOptions } from './rep
 export { awakeableWithTimeout, raceWithTimeout } from './awakeable'
 export type { AwakeableWithTimeoutOptions, RestatePromiseRaceLike } from './awakeable'
 export { restateRuntime, DEFAULT_MAX_TOOL_RESULT_BYTES } from './runtime'
-export { assertOutsideStep, CONTEXT_IN_STEP_CODE, currentStep, isContextInStepError, journalStep, runningStepClosures } from './step-scope'
+export { assertOutsideStep, CONTEXT_IN_STEP_CODE, currentStep, isContextInStepError, journalStep, runningStepClosures, unacknowledgedSteps } from './step-scope'
 export type { RestateCombinators, RestateRuntimeOptions } from './runtime'
 export { createFileStartLog } from './start-log'
 export type { StepStartLog } from './start-log'

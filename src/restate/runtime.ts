@@ -12,7 +12,7 @@ import type { ReplayTracker } from './replay'
 import type { StepStartLog } from './start-log'
 import { restateSessionStore } from './session'
 import { restateToolStateStore } from './tool-state'
-import { assertOutsideStep, guardContext, isContextInStepError, runInStep } from './step-scope'
+import { assertOutsideStep, awaitAcknowledgement, guardContext, isContextInStepError, runInStep } from './step-scope'
 import type { RestateContextLike, RestateRunOptions } from './types'
 import { DEFAULT_RUN_OPTIONS, isObjectContext, isRestatePromiseLike } from './types'
 
@@ -190,13 +190,21 @@ function issueAtMostOnce<T>(ctx: RestateContextLike, options: RestateRuntimeOpti
   const log = options.startLog
   const invocationId = ctx.request?.().id
   if (!log || invocationId === undefined) return issueRun(ctx, options, key, execute, runOptions, processing)
+  let acknowledged: (() => void) | undefined
   const result = ctx.run(key.name, async () => runInStep(key.name, async () => {
     options.replayTracker?.markLive()
     const resumed = !processing || await log.wasStarted(invocationId, key.name)
     await log.markStarted(invocationId, key.name)
-    return execute({ resumed })
+    try {
+      return await execute({ resumed })
+    } finally {
+      if (options.onBoundary) acknowledged = awaitAcknowledgement()
+    }
   }), runOptions)
-  const forget = (): void => { log.forget(invocationId, key.name).catch(() => undefined) }
+  const forget = (): void => {
+    acknowledged?.()
+    log.forget(invocationId, key.name).catch(() => undefined)
+  }
   // Replayed completions forget too: a mark an attempt left behind when it died after its result was journaled.
   if (!isRestatePromiseLike(result)) return result.finally(forget)
   return result.map((value, failure) => {
@@ -207,10 +215,22 @@ function issueAtMostOnce<T>(ctx: RestateContextLike, options: RestateRuntimeOpti
 }
 
 function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, processing: boolean): Promise<T> {
-  return ctx.run(key.name, async () => runInStep(key.name, async () => {
+  // With a boundary probe (a crash test), a finished closure counts until its result is acknowledged: see `unacknowledgedSteps`.
+  let acknowledged: (() => void) | undefined
+  const result = ctx.run(key.name, async () => runInStep(key.name, async () => {
     options.replayTracker?.markLive()
-    return execute({ resumed: !processing })
+    try {
+      return await execute({ resumed: !processing })
+    } finally {
+      if (options.onBoundary) acknowledged = awaitAcknowledgement()
+    }
   }), runOptions)
+  if (!options.onBoundary || !isRestatePromiseLike(result)) return result
+  return result.map((value, failure) => {
+    acknowledged?.()
+    if (failure !== undefined) throw failure
+    return value as T
+  })
 }
 
 function mintAwakeable<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, timeoutMs: number | undefined): DurableAwakeable<T> {
