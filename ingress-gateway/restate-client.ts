@@ -1,5 +1,6 @@
 import {
   INBOX_SERVICE,
+  INBOX_WATCHER_STATE_KEY,
   RESUMER_SERVICE,
   SESSION_SERVICE,
   type AddMessageRequest,
@@ -98,8 +99,31 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
    * Waits up to `waitMs` for a sent invocation to finish, whatever its outcome: it is durable in Restate already, so
    * a timeout (no services process up) or an error only means the caller answers without waiting longer.
    */
-  const settledWithin = async (invocationId: string, waitMs: number): Promise<void> => {
-    await call<unknown>(attachUrl(invocationId), { method: 'GET', signal: AbortSignal.timeout(waitMs) }).catch(() => undefined)
+  const settledWithin = async (invocationId: string, waitMs: number): Promise<boolean> => {
+    try {
+      await call<unknown>(attachUrl(invocationId), { method: 'GET', signal: AbortSignal.timeout(waitMs) })
+      return true
+    } catch (error) {
+      return !(error instanceof GatewayError && error.code === 'restate_unavailable')
+    }
+  }
+  /**
+   * No services process took the message in time (none is up): resolve the running run's armed signal through
+   * Restate itself, so that the restarted run calls `inbox/<key>/take` at its next boundary. That call queues behind
+   * the message's `add` (one inbox key runs its invocations in order), so the run gets the message instead of passing
+   * its boundaries before `add` ran. The signal's id is read from the inbox's state with the admin API's SQL.
+   */
+  const signalRunDirectly = async (key: string): Promise<void> => {
+    try {
+      const rows = await call<{ rows?: Array<{ value_utf8?: string }> }>(`${endpoints.adminUrl}/query`, { method: 'POST', body: { query: watcherQuery(key) }, accept: 'application/json' })
+      const value = rows.rows?.[0]?.value_utf8
+      if (value === undefined) return
+      const awakeableId = JSON.parse(value) as unknown
+      if (typeof awakeableId !== 'string') return
+      await call<unknown>(`${endpoints.ingressUrl}/restate/awakeables/${encodeURIComponent(awakeableId)}/resolve`, { method: 'POST', body: null })
+    } catch {
+      // Best effort: without it the message is still delivered once, as the next run at worst.
+    }
   }
   return {
     async sendRun(key, request, idempotencyKey) {
@@ -108,7 +132,7 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
     async sendMessage(key, text, idempotencyKey) {
       const request: AddMessageRequest = { text }
       const sent = await call<SendResult>(`${ingress(INBOX_SERVICE, key)}/add/send`, { method: 'POST', body: request, idempotencyKey })
-      await settledWithin(sent.invocationId, MESSAGE_WAIT_MS)
+      if (!(await settledWithin(sent.invocationId, MESSAGE_WAIT_MS))) await signalRunDirectly(key)
       return sent
     },
     async attach(invocationId, signal) {
@@ -179,6 +203,12 @@ async function call<T>(url: string, options: CallOptions): Promise<T> {
   }
   if (!response.ok) throw callError(response.status, text)
   return (text === '' ? undefined : JSON.parse(text)) as T
+}
+
+/** The admin SQL that reads the inbox's armed signal of session `key`. */
+function watcherQuery(key: string): string {
+  const quoted = (text: string): string => `'${text.replaceAll("'", "''")}'`
+  return `SELECT value_utf8 FROM state WHERE service_name = ${quoted(INBOX_SERVICE)} AND service_key = ${quoted(key)} AND key = ${quoted(INBOX_WATCHER_STATE_KEY)}`
 }
 
 /** Restate's error bodies are `{ code?, message }` JSON; anything else is kept as text. */

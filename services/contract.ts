@@ -12,6 +12,11 @@ export const CHILD_SERVICE = 'child'
 export const RESUMER_SERVICE = 'resumer'
 /** Name of the per-session steering inbox virtual object (key `<tenant>~<sessionId>`, as the session's). Durable: never rename. */
 export const INBOX_SERVICE = 'inbox'
+/**
+ * State key of the inbox object's armed signal: the awakeable id a running run handed to `watch`, set while no
+ * message has resolved it. Durable: never rename.
+ */
+export const INBOX_WATCHER_STATE_KEY = 'watcher'
 /** State key of the session object's current run invocation (a {@link CurrentInvocation}). Durable: never rename. */
 export const CURRENT_INVOCATION_STATE_KEY = 'current_invocation'
 /** State key of the resumer's one record per question (a {@link StoredQuestion}). Durable: never rename. */

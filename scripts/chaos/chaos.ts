@@ -67,7 +67,7 @@ export function recoveryTimes(kills: readonly KillRecord[], entries: readonly Mo
 async function startChaosCluster(dataDir: string, env: NodeJS.ProcessEnv, output: string[], fatal: string[]): Promise<{ cluster: RunningCluster; apiKey: string }> {
   const apiKey = 'chaos-key-0123456789abcdef'
   const config = await withFreePorts(await loadClusterConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: apiKey }))
-  const keep = (name: string, line: string): void => { output.push(`[${name}] ${line}`); if (output.length > 3_000) output.shift() }
+  const keep = (name: string, line: string): void => { output.push(`[${name}] ${line}`); if (output.length > 20_000) output.shift() }
   const processes: ProcessHandle[] = []
   const cluster = await startCluster(config, reason => { fatal.push(reason) }, { extraEnv: env, log: keep, processes }).catch(async (error: unknown) => {
     for (const handle of [...processes].reverse()) await handle.stop()

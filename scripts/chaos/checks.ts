@@ -75,7 +75,7 @@ export function checkModelSteps(entries: readonly ModelRequestEntry[], kills: re
     firstSeen.set(entry.key, entry.at)
     if (previous === undefined) continue
     if (windows.some(([from, to]) => from <= entry.at && to >= previous)) repeatedInFlight++
-    else violations.push({ code: 'model_step_repeated', detail: `model step ${JSON.stringify(entry.key.slice(0, 120))} requested again ${entry.at - previous} ms later, outside every kill's disruption window (${describeNearestKill(kills, entry.at)})` })
+    else violations.push({ code: 'model_step_repeated', detail: `model step ${JSON.stringify(entry.key.slice(0, 120))} requested again ${entry.at - previous} ms later, outside every kill's disruption window (SDK retry count ${entry.retryCount ?? 0}; ${describeNearestKill(kills, entry.at)})` })
   }
   return { violations, repeatedInFlight }
 }

@@ -9,6 +9,8 @@ export interface ModelRequestEntry {
   /** The first line of the prompt: the session (or child task) it belongs to. */
   owner: string
   at: number
+  /** The SDK's `x-stainless-retry-count`: above 0 when the provider retried a request that failed (one step). */
+  retryCount?: number
 }
 
 /** The model server of a chaos run and its request log, which lives outside every process under test. */
@@ -35,7 +37,7 @@ export async function startModelLedger(): Promise<ModelLedger> {
   const entries: ModelRequestEntry[] = []
   server.setHandler(async request => {
     const key = modelStepKey(request)
-    entries.push({ key, owner: ownerOf(key), at: Date.now() })
+    entries.push({ key, owner: ownerOf(key), at: Date.now(), retryCount: request.retryCount ?? 0 })
     return demoAnswer(request)
   })
   return { url: server.url, apiKey, entries, close: () => server.close() }

@@ -1,12 +1,12 @@
 import * as restate from '@restatedev/restate-sdk'
 import type { AddMessageRequest, InboxMessage, TakeMessagesRequest, WatchInboxRequest } from '../contract'
-import { INBOX_SERVICE, SESSION_SERVICE } from '../contract'
+import { INBOX_SERVICE, INBOX_WATCHER_STATE_KEY, SESSION_SERVICE } from '../contract'
 import type { SessionObject } from '../agent-object/session-object'
 
 /** State key of the messages waiting for a run. Durable: never rename. */
 export const INBOX_MESSAGES_KEY = 'messages'
 /** State key of the awakeable a running run waits on to learn that a message is waiting. Durable: never rename. */
-export const WATCHER_KEY = 'watcher'
+export const WATCHER_KEY = INBOX_WATCHER_STATE_KEY
 /** State key set while a `session/<key>/deliver` is on its way and has not taken the messages yet. Durable: never rename. */
 export const DELIVERY_SCHEDULED_KEY = 'delivery_scheduled'
 

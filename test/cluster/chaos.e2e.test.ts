@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { renderChaosReport, runChaos } from '../../scripts/chaos/chaos'
+import type { ChaosReport } from '../../scripts/chaos/chaos'
+
+/** The processes' lines that name a session (`~c<n>/`) a violation names, to tell what happened to it. */
+function linesOfViolations(report: ChaosReport): string[] {
+  const owners = new Set(report.violations.flatMap(violation => /\bc\d+\b/.exec(violation.detail)?.[0] ?? []))
+  return report.output.filter(line => [...owners].some(owner => line.includes(`~${owner}/`) || line.includes(`~${owner}]`))).slice(-300)
+}
 
 // Out of the default `npm test` for now (`npm run test:chaos` runs it): about 1 run in 7 it finds a shell side effect
 // repeated after a kill (an unsafe call re-run), a bug that is open. It stays strict.
@@ -9,7 +16,7 @@ describe.runIf(process.env.ZIDANE_CHAOS_TEST === '1')('chaos on the loopback clu
     const report = await runChaos({ kills: 20, seconds: 45, drainSeconds: 150, concurrency: 4, seed: 20_261_201 })
     const lines = renderChaosReport(report)
     console.log(lines.join('\n'))
-    if (report.violations.length > 0) console.error(report.output.slice(-150).join('\n'))
+    if (report.violations.length > 0) console.error([...report.output.slice(-150), '---- lines of the sessions with a violation ----', ...linesOfViolations(report)].join('\n'))
     expect(report.violations).toEqual([])
     expect(report.kills.length).toBeGreaterThanOrEqual(10)
     expect(report.kills.length).toBeLessThanOrEqual(20)

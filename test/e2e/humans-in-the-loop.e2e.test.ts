@@ -25,7 +25,7 @@ interface WireMessage { role: string; content: string | WireBlock[] }
 interface Pending { id: string; kind: string; question: string; tool?: string; input?: string; answerUrl: string }
 interface View {
   status: string
-  runs: Array<{ prompt: string; status: string; text?: string }>
+  runs: Array<{ id: string; prompt: string; status: string; text?: string }>
   turns: Array<{ id: string; role: string; content: Array<{ type: string; text?: string; content?: unknown; isError?: boolean }> }>
   pending: Pending[]
   invocation?: { status: string }
@@ -201,13 +201,22 @@ function humansInTheLoop(mode: 'normal' | 'always replay', env: Record<string, s
       expect((await answerByLink(pending, { decision: 'approve' })).status).toBe(202)
       // A message is taken while they are down too (Restate keeps it), and reaches the run once.
       const steer = `${STEER} sent while down (${sessionId})`
-      expect((await post(`/v1/sessions/${sessionId}/messages`, { text: steer })).status).toBe(202)
+      const sent = await post(`/v1/sessions/${sessionId}/messages`, { text: steer })
+      expect(sent.status).toBe(202)
+      // Its inbox `add` is held (paused in Restate) while the restarted run goes on: the run must not pass its
+      // boundaries without it. Released after the run had time for every boundary it has left.
+      const addInvocation = ((await sent.json()) as { id: string }).id
+      expect((await fetch(`${s().adminUrl}/invocations/${addInvocation}/pause`, { method: 'PATCH' })).status).toBeLessThan(300)
       s().services().restart()
+      await new Promise(resolve => setTimeout(resolve, 4_000))
+      expect((await fetch(`${s().adminUrl}/invocations/${addInvocation}/resume`, { method: 'PATCH' })).status).toBeLessThan(300)
       const mentions = (): number[] => requestsOf(shellPrompt(sessionId)).map(request => messagesOf(request).flatMap(textsOf).filter(text => text === steer).length)
-      // Delivered at the run's next boundary, or (had it been saved after that boundary) as the next run's prompt.
+      // Delivered inside the running run, at its next boundary: the gateway signalled the run through Restate, so the
+      // restarted run's take queues behind the message's add instead of passing its boundaries before add ran.
       await waitFor(() => mentions().some(count => count > 0) || undefined, 60_000, 'the steering message to reach the model')
       const done = await ended(sessionId)
       expect(done.runs[0]).toMatchObject({ status: 'completed', text: SHELL_DONE })
+      expect(done.turns.filter(turn => turn.id.endsWith('-s')).map(turn => [turn.id.startsWith(done.runs[0]?.id ?? '?'), turn.content])).toEqual([[true, [{ type: 'text', text: steer }]]])
       expect(done.pending).toEqual([])
       expect(ledgerLines(sessionId)).toBe(1)
       expect(Math.max(...mentions())).toBe(1)
