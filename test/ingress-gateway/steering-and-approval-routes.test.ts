@@ -22,12 +22,29 @@ describe('steering, prompt policies and approval answers against a stand-in Rest
     restate.requests.length = 0
   })
 
-  it('POST …/messages sends the text to the session\'s inbox (no handler waited for) and answers 202 with the message id', async () => {
+  it('POST …/messages sends the text to the session\'s inbox, waits for the inbox to take it, and answers 202 with the message id', async () => {
     restate.on(`POST /inbox/${encodeURIComponent(KEY_OF_A)}/add/send`, { status: 202, body: { invocationId: 'inv_msg1', status: 'Accepted' } })
+    restate.on('GET /restate/invocation/inv_msg1/attach', { status: 200, body: { id: 'inv_msg1' } })
     const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/messages', payload: { text: 'also check B' }, headers: { ...bearer(KEY_A), 'idempotency-key': 'm-1' } })
     expect(response.statusCode).toBe(202)
     expect(response.json()).toEqual({ sessionId: 's1', id: 'inv_msg1' })
-    expect(restate.requests.map(request => [request.path, request.body, request.headers['idempotency-key']])).toEqual([[`/inbox/${encodeURIComponent(KEY_OF_A)}/add/send`, { text: 'also check B' }, 'm-1']])
+    expect(restate.requests.map(request => [request.path, request.body, request.headers['idempotency-key']])).toEqual([
+      [`/inbox/${encodeURIComponent(KEY_OF_A)}/add/send`, { text: 'also check B' }, 'm-1'],
+      ['/restate/invocation/inv_msg1/attach', undefined, undefined],
+    ])
+  })
+
+  it('POST …/messages with no services process to take it resolves the run\'s armed signal through Restate, and still answers 202', async () => {
+    restate.on(`POST /inbox/${encodeURIComponent(KEY_OF_A)}/add/send`, { status: 202, body: { invocationId: 'inv_msg2', status: 'Accepted' } })
+    restate.on('GET /restate/invocation/inv_msg2/attach', { status: 503, body: { message: 'no deployment answers' } })
+    restate.on('POST /admin/query', { status: 200, body: { rows: [{ value_utf8: JSON.stringify('sign_1armed') }] } })
+    restate.on('POST /restate/awakeables/sign_1armed/resolve', { status: 202 })
+    const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/messages', payload: { text: 'while down' }, headers: bearer(KEY_A) })
+    expect(response.statusCode).toBe(202)
+    expect(response.json()).toEqual({ sessionId: 's1', id: 'inv_msg2' })
+    const query = restate.requests.find(request => request.path === '/admin/query')?.body as { query: string }
+    expect(query.query).toContain(`service_name = 'inbox' AND service_key = '${KEY_OF_A}' AND key = 'watcher'`)
+    expect(restate.requests.map(request => request.path).at(-1)).toBe('/restate/awakeables/sign_1armed/resolve')
   })
 
   it('POST …/messages refuses an empty or extra-field body with 400, and a missing key with 401', async () => {
