@@ -37,7 +37,8 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
   const shape: ScriptedRunShape = { toolTurns: options.instant.toolTurns, modelDelayMs: 0 }
   const variants = [defaultVariant(), sqliteVariant('FULL'), sqliteVariant('NORMAL'), restateVariant(CENSUSED.ours, server, 'BenchAgent'), restateVariant(CENSUSED.hand, server, 'HandLoop'),
     restateVariant(CENSUSED.logged, server, 'BenchAgent', { eventLog: true }),
-    restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true })]
+    restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true }),
+    restateVariant('restate start marks', server, 'BenchAgent', { startLog: true })]
   const commits = commitProbe()
   const records = new Map<string, RunRecords>(Object.values(CENSUSED).map(name => [name, { invocations: [], events: [] }]))
   try {
@@ -88,6 +89,7 @@ function addSectionTwo(samples: Map<string, number[][]>, census: Censuses, turns
     figureOf(2, 'restate runtime + event log (recordedSessionStore)', 'ms/turn', summarize(flat(samples, CENSUSED.logged)), { ratio: toHand(CENSUSED.logged) }),
     figureOf(2, 'diagnostic: restate, coalesce: true (fewer ctx.date.now)', 'ms/turn', summarize(flat(samples, 'restate coalesce')), { ratio: toHand('restate coalesce') }),
     figureOf(2, 'diagnostic: restate, session in memory (no SetState)', 'ms/turn', summarize(flat(samples, 'restate memory session')), { ratio: toHand('restate memory session') }),
+    figureOf(2, 'restate + start marks of unsafe calls (startLog, synced files)', 'ms/turn', summarize(flat(samples, 'restate start marks')), { ratio: toHand('restate start marks'), note: `${summarize(paired(samples, 'restate start marks', 'restate', (variant, base) => variant - base)).median.toFixed(3)} ms/turn over the runtime alone (one unsafe call per turn)` }),
     single(2, 'journal entries per turn: ours', 'entries', perTurnOf('ours'), { ratio: { value: census.ours.entries / census.hand.entries, to: 'hand-written' } }),
     single(2, 'journal entries per turn: ours + event log', 'entries', perTurnOf('logged'), { ratio: { value: census.logged.entries / census.hand.entries, to: 'hand-written' } }),
     single(2, 'journal entries per turn: hand-written', 'entries', perTurnOf('hand')),

@@ -1,7 +1,11 @@
 import * as restate from '@restatedev/restate-sdk'
 import type { AgentBehavior } from 'zidane'
 import type { ContentBlock, Message, ToolUseBlock } from 'zidane/providers'
-import { restateRuntime } from 'zidane/restate'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createFileStartLog, restateRuntime } from 'zidane/restate'
+import type { StepStartLog } from 'zidane/restate'
 import { createMemorySessionStore, createSession, loadSession } from 'zidane/session'
 import { eventLogObject } from '../../services/event-log/event-log-object'
 import { recordedSessionStore } from '../../services/event-log/session-events'
@@ -19,8 +23,18 @@ export interface BenchRunRequest extends ScriptedRunShape {
   coalesce?: boolean
   memorySession?: boolean
   eventLog?: boolean
+  /** Give the runtime a file start log (the deployment's marks of unsafe calls, synced files) in a temporary folder. */
+  startLog?: boolean
   /** Count live executions of the tool in `liveToolCalls` under the object key. */
   countToolCalls?: boolean
+}
+
+let startLog: StepStartLog | undefined
+
+/** One start log for every bench run that asks for it, in a folder of the OS's temporary directory. */
+function benchStartLog(): StepStartLog {
+  startLog ??= createFileStartLog(mkdtempSync(join(tmpdir(), 'zidane-bench-starts-')))
+  return startLog
 }
 
 /** Live executions of the bench tool per object key (for requests with `countToolCalls`). */
@@ -46,6 +60,7 @@ export const benchAgent = restate.object({
         ...(request.coalesce ? { coalesce: true } : {}),
         ...(request.memorySession ? { sessionStore: createMemorySessionStore() } : {}),
         ...(request.eventLog ? { sessionStore: recordedSessionStore(ctx) } : {}),
+        ...(request.startLog ? { startLog: benchStartLog() } : {}),
       })
       const store = durable.stores.session
       const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))

@@ -5,7 +5,7 @@ import { loadClusterConfig, withFreePorts } from '../cluster/cluster-config'
 import { startCluster } from '../cluster/start-cluster'
 import type { RunningCluster } from '../cluster/start-cluster'
 import type { ProcessHandle } from '../stack/supervisor'
-import { checkJournalMismatches, checkModelSteps, checkSessions, checkSideEffects } from './checks'
+import { attemptRestarts, checkJournalMismatches, checkModelSteps, checkSessions, checkSideEffects } from './checks'
 import type { Violation } from './checks'
 import { runKills } from './killer'
 import type { KillKind, KillRecord } from './killer'
@@ -126,7 +126,7 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     clearTimeout(timer)
     stopped = true
     await drained
-    const { violations: stepViolations, repeatedInFlight } = checkModelSteps(model.entries, kills)
+    const { violations: stepViolations, repeatedInFlight } = checkModelSteps(model.entries, kills, attemptRestarts(output))
     const { violations: effectViolations, missing } = checkSideEffects(await readFile(sideEffects, 'utf8'), sessions)
     const violations: Violation[] = [
       ...fatal.map((reason): Violation => ({ code: 'run_not_completed', detail: `the cluster gave up: ${reason}` })),
@@ -161,7 +161,7 @@ export function renderChaosReport(report: ChaosReport): string[] {
     `chaos: ${report.kills.length} kills in ${(report.durationMs / 1000).toFixed(0)} s (seed ${report.options.seed})${report.kills.length < report.options.kills ? `; only ${report.kills.length} of ${report.options.kills} fitted in 1.4 × ${report.options.seconds} s (restarts are slow on this machine)` : ''}`,
     `  kills by kind: services ${report.killsByKind.services}, gateway ${report.killsByKind.gateway}, restate node ${report.killsByKind.restate}`,
     `  runs: ${completed}/${report.sessions.length} completed (${Object.entries(report.runsByKind).map(([kind, runs]) => `${kind} ${runs.completed}/${runs.started}`).join(', ')})`,
-    `  model requests: ${report.modelRequests}; repeated in flight at a kill: ${report.repeatedInFlight}; unsafe calls interrupted before their effect: ${report.sideEffectsMissing}`,
+    `  model requests: ${report.modelRequests}; repeated in flight (a kill or a new attempt in between): ${report.repeatedInFlight}; unsafe calls interrupted before their effect: ${report.sideEffectsMissing}`,
     `  recovery, kill to the next step of the sessions working at it: p50 ${ms(quantile(report.recoveryMs, 0.5))}, p99 ${ms(quantile(report.recoveryMs, 0.99))}, max ${ms(quantile(report.recoveryMs, 1))} (${report.recoveryMs.length} kills)`,
     `  process back (health check) after a kill: ${(['services', 'gateway', 'restate'] as const).map(kind => `${kind} p50 ${ms(quantile(report.backAfterMs[kind], 0.5))} p99 ${ms(quantile(report.backAfterMs[kind], 0.99))}`).join('; ')}`,
     `  snapshot repository: ${report.snapshotObjects} objects`,

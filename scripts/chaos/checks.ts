@@ -62,11 +62,15 @@ export function disruptionWindows(kills: readonly KillRecord[]): Array<[number, 
 
 /**
  * No finished model step requested twice: a step's second request is allowed only when a kill's disruption window
- * ({@link disruptionWindows}) overlaps the time between the two requests: the step was in flight, its result not
- * yet in the journal. Any other repeat is a violation.
+ * ({@link disruptionWindows}) overlaps the time between the two requests, or when the owner's run began a new attempt
+ * in between (`restarts`, see {@link attemptRestarts}; under load Restate can end an attempt without a kill): the
+ * step was in flight, its result not yet in the journal. Any other repeat is a violation.
  */
-export function checkModelSteps(entries: readonly ModelRequestEntry[], kills: readonly KillRecord[]): { violations: Violation[]; repeatedInFlight: number } {
+export function checkModelSteps(entries: readonly ModelRequestEntry[], kills: readonly KillRecord[], restarts: ReadonlyMap<string, readonly number[]> = new Map()): { violations: Violation[]; repeatedInFlight: number } {
   const windows = disruptionWindows(kills)
+  // The owner's run began a new attempt between the two requests: the attempt that made the first one ended before
+  // its result was journaled (a replay would have returned it), so the step was in flight, whatever ended it.
+  const restartedBetween = (owner: string, from: number, to: number): boolean => (restarts.get(owner) ?? []).some(at => at >= from && at <= to)
   const firstSeen = new Map<string, number>()
   const violations: Violation[] = []
   let repeatedInFlight = 0
@@ -74,10 +78,26 @@ export function checkModelSteps(entries: readonly ModelRequestEntry[], kills: re
     const previous = firstSeen.get(entry.key)
     firstSeen.set(entry.key, entry.at)
     if (previous === undefined) continue
-    if (windows.some(([from, to]) => from <= entry.at && to >= previous)) repeatedInFlight++
+    if (windows.some(([from, to]) => from <= entry.at && to >= previous) || restartedBetween(entry.owner, previous, entry.at)) repeatedInFlight++
     else violations.push({ code: 'model_step_repeated', detail: `model step ${JSON.stringify(entry.key.slice(0, 120))} requested again ${entry.at - previous} ms later, outside every kill's disruption window (SDK retry count ${entry.retryCount ?? 0}; ${describeNearestKill(kills, entry.at)})` })
   }
   return { violations, repeatedInFlight }
+}
+
+/**
+ * When each session's run started a new attempt, from the services' logs (`[session/<tenant>~c<n>/run][inv_…] INFO:
+ * Replaying invocation.`, timestamped by the SDK's logger): owner → epoch milliseconds.
+ */
+export function attemptRestarts(output: readonly string[]): Map<string, number[]> {
+  const restarts = new Map<string, number[]>()
+  for (const line of output) {
+    const match = /\[restate\]\[([^\]]+)\]\[session\/[^\]/]*~(c\d+)\/run\]\[inv_\w+\] INFO: Replaying invocation/.exec(line)
+    if (!match?.[1] || !match[2]) continue
+    const at = Date.parse(match[1])
+    if (Number.isNaN(at)) continue
+    restarts.set(match[2], [...(restarts.get(match[2]) ?? []), at])
+  }
+  return restarts
 }
 
 /** The kill that ended last before `at` (of a services replica or a Restate node), for a violation's detail. */

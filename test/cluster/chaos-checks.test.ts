@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { INTERRUPTED_TOOL_TEXT } from 'zidane'
-import { checkModelSteps, checkSessions, checkSideEffects } from '../../scripts/chaos/checks'
+import { attemptRestarts, checkModelSteps, checkSessions, checkSideEffects } from '../../scripts/chaos/checks'
 import { quantile, recoveryTimes } from '../../scripts/chaos/chaos'
 import type { KillRecord } from '../../scripts/chaos/killer'
 import { ownerOf } from '../../scripts/chaos/model-ledger'
@@ -25,6 +25,22 @@ describe('chaos checks', () => {
     expect(violations.map(violation => violation.code)).toEqual(['model_step_repeated'])
     // A gateway kill disturbs no step.
     expect(checkModelSteps(entries.slice(0, 2), [{ ...restateKill, kind: 'gateway' }]).violations).toHaveLength(1)
+  })
+
+  it('a repeat with a new attempt of the owner\'s run in between, read from the services\' logs, is in flight; one without is a violation', () => {
+    const output = [
+      '[services-2] [restate][1970-01-01T00:01:00.020Z][session/89af~c2/run][inv_1abc] INFO: Replaying invocation.',
+      '[services-2] [restate][1970-01-01T00:01:00.030Z][session/89af~c3/run][inv_1def] INFO: Starting invocation.',
+    ]
+    const restarts = attemptRestarts(output)
+    expect([...restarts]).toEqual([['c2', [60_020]]])
+    const entries = [
+      { key: 'q#0', owner: 'c2', at: 60_000 }, { key: 'q#0', owner: 'c2', at: 60_050 },
+      { key: 'r#0', owner: 'c3', at: 60_000 }, { key: 'r#0', owner: 'c3', at: 60_050 },
+    ]
+    const { violations, repeatedInFlight } = checkModelSteps(entries, [], restarts)
+    expect(repeatedInFlight).toBe(1)
+    expect(violations.map(violation => violation.detail.slice(0, 15))).toEqual(['model step "r#0'])
   })
 
   it('an unsafe call whose side effect is in the ledger twice is a violation; a missing one is counted', () => {

@@ -8,9 +8,7 @@ function linesOfViolations(report: ChaosReport): string[] {
   return report.output.filter(line => [...owners].some(owner => line.includes(`~${owner}/`) || line.includes(`~${owner}]`))).slice(-300)
 }
 
-// Out of the default `npm test` for now (`npm run test:chaos` runs it): about 1 run in 7 it finds a shell side effect
-// repeated after a kill (an unsafe call re-run), a bug that is open. It stays strict.
-describe.runIf(process.env.ZIDANE_CHAOS_TEST === '1')('chaos on the loopback cluster (short run)', () => {
+describe('chaos on the loopback cluster (short run)', () => {
   it('20 random SIGKILLs of services replicas, gateways and Restate nodes break no promise', { timeout: 420_000 }, async () => {
     // Bounded: kills stop after 1.4 × 45 s even when slow restarts (a loaded machine) leave some of the 20 unmade.
     const report = await runChaos({ kills: 20, seconds: 45, drainSeconds: 150, concurrency: 4, seed: 20_261_201 })
