@@ -163,8 +163,7 @@ function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions):
     const processing = isProcessing(ctx)
     if (processing) options.onBoundary?.(key)
     const runOptions = options.runOptions?.[key.kind] ?? DEFAULT_RUN_OPTIONS
-    if (stepOptions?.atMostOnce) return issueAtMostOnce(ctx, options, key, execute, runOptions, processing)
-    return issueRun(ctx, options, key, execute, runOptions, processing)
+    return issueRun(ctx, options, key, execute, runOptions, processing, stepOptions?.atMostOnce === true)
   }
   if (options.promises) return issue
   let tail: Promise<unknown> = Promise.resolve()
@@ -180,54 +179,35 @@ function isProcessing(ctx: RestateContextLike): boolean {
 }
 
 /**
- * A step whose closure must not run twice (`atMostOnce`). The journal cannot tell a later attempt that an earlier one
- * started the closure: the SDK starts it as soon as it has handed the run command to the connection, not once Restate
- * has journaled it (see {@link StepStartLog}). With a `startLog` the closure marks the step started, durably, before
- * its effect, and runs `resumed` when an earlier attempt left the mark; the mark is forgotten once the result is
- * journaled. Without one, a step is `resumed` only when its run command made it into the journal.
+ * Issues one step as a `ctx.run`. `resumed` is `!processing`, or, for an `atMostOnce` step with a `startLog`, also
+ * true when an earlier attempt left the step's start mark: the journal cannot say it, since the SDK starts a closure
+ * as soon as it has handed the run command to the connection, not once Restate has journaled it (see
+ * {@link StepStartLog}). Such a closure marks the step started, durably, before its effect, and the mark is forgotten
+ * once the result is journaled (replayed completions forget too: a mark left by an attempt that died after its result
+ * was journaled). With a boundary probe (a crash test), a finished closure counts until its result is acknowledged:
+ * see `unacknowledgedSteps`.
  */
-function issueAtMostOnce<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, processing: boolean): Promise<T> {
-  const log = options.startLog
-  const invocationId = ctx.request?.().id
-  if (!log || invocationId === undefined) return issueRun(ctx, options, key, execute, runOptions, processing)
+function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, processing: boolean, atMostOnce: boolean): Promise<T> {
+  const invocationId = atMostOnce && options.startLog ? ctx.request?.().id : undefined
+  const marks = invocationId === undefined ? undefined : { log: options.startLog as StepStartLog, invocationId }
   let acknowledged: (() => void) | undefined
   const result = ctx.run(key.name, async () => runInStep(key.name, async () => {
     options.replayTracker?.markLive()
-    const resumed = !processing || await log.wasStarted(invocationId, key.name)
-    await log.markStarted(invocationId, key.name)
+    const markedEarlier = marks ? await marks.log.markStarted(marks.invocationId, key.name) : false
     try {
-      return await execute({ resumed })
+      return await execute({ resumed: !processing || markedEarlier })
     } finally {
       if (options.onBoundary) acknowledged = awaitAcknowledgement()
     }
   }), runOptions)
-  const forget = (): void => {
+  if (!marks && !options.onBoundary) return result
+  const settled = (): void => {
     acknowledged?.()
-    log.forget(invocationId, key.name).catch(() => undefined)
+    marks?.log.forget(marks.invocationId, key.name).catch(() => undefined)
   }
-  // Replayed completions forget too: a mark an attempt left behind when it died after its result was journaled.
-  if (!isRestatePromiseLike(result)) return result.finally(forget)
+  if (!isRestatePromiseLike(result)) return result.finally(settled)
   return result.map((value, failure) => {
-    forget()
-    if (failure !== undefined) throw failure
-    return value as T
-  })
-}
-
-function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, processing: boolean): Promise<T> {
-  // With a boundary probe (a crash test), a finished closure counts until its result is acknowledged: see `unacknowledgedSteps`.
-  let acknowledged: (() => void) | undefined
-  const result = ctx.run(key.name, async () => runInStep(key.name, async () => {
-    options.replayTracker?.markLive()
-    try {
-      return await execute({ resumed: !processing })
-    } finally {
-      if (options.onBoundary) acknowledged = awaitAcknowledgement()
-    }
-  }), runOptions)
-  if (!options.onBoundary || !isRestatePromiseLike(result)) return result
-  return result.map((value, failure) => {
-    acknowledged?.()
+    settled()
     if (failure !== undefined) throw failure
     return value as T
   })

@@ -14,16 +14,16 @@ describe('the file start log of at-most-once steps', () => {
     return join(made, 'starts')
   }
 
-  it('remembers a started step across log instances (another process) until it is forgotten', async () => {
+  it('tells a step marked by an earlier log instance (another process) until it is forgotten', async () => {
     const path = await folder()
-    await createFileStartLog(path).markStarted('inv_1', 'run_1/tool/t1/toolu_1')
+    expect(await createFileStartLog(path).markStarted('inv_1', 'run_1/tool/t1/toolu_1')).toBe(false)
     const later = createFileStartLog(path)
-    expect(await later.wasStarted('inv_1', 'run_1/tool/t1/toolu_1')).toBe(true)
-    expect(await later.wasStarted('inv_1', 'run_1/tool/t1/toolu_2')).toBe(false)
-    expect(await later.wasStarted('inv_2', 'run_1/tool/t1/toolu_1')).toBe(false)
-    await later.forget('inv_1', 'run_1/tool/t1/toolu_1')
-    expect(await later.wasStarted('inv_1', 'run_1/tool/t1/toolu_1')).toBe(false)
+    expect(await later.markStarted('inv_1', 'run_1/tool/t1/toolu_1')).toBe(true)
+    expect(await later.markStarted('inv_1', 'run_1/tool/t1/toolu_2')).toBe(false)
+    expect(await later.markStarted('inv_2', 'run_1/tool/t1/toolu_1')).toBe(false)
+    for (const [invocation, step] of [['inv_1', 'run_1/tool/t1/toolu_1'], ['inv_1', 'run_1/tool/t1/toolu_2'], ['inv_2', 'run_1/tool/t1/toolu_1']] as const) await later.forget(invocation, step)
     expect(readdirSync(path)).toEqual([])
+    expect(await later.markStarted('inv_1', 'run_1/tool/t1/toolu_1')).toBe(false)
   })
 
   it('creates its folder and forgets a mark that was never made without failing', async () => {
