@@ -1,6 +1,6 @@
-import net from 'node:net'
 import { join, resolve } from 'node:path'
 import { loadStackConfig } from '../stack/stack-config'
+import { freePorts } from '../stack/free-port'
 
 /** The ports of one Restate node of the loopback cluster. */
 export interface NodePorts {
@@ -73,24 +73,9 @@ export async function loadClusterConfig(env: NodeJS.ProcessEnv = process.env): P
   }
 }
 
-/** `count` distinct free loopback ports: each is held open until all are found, so none is handed out twice. */
-async function distinctFreePorts(count: number): Promise<number[]> {
-  const servers: net.Server[] = []
-  try {
-    for (let index = 0; index < count; index++) {
-      const server = net.createServer()
-      servers.push(server)
-      await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve) })
-    }
-    return servers.map(server => (server.address() as net.AddressInfo).port)
-  } finally {
-    await Promise.all(servers.map(server => new Promise(resolve => server.close(resolve))))
-  }
-}
-
 /** Free loopback ports for every process of a cluster (tests, chaos, bench): no two runs collide. */
 export async function withFreePorts(config: ClusterConfig): Promise<ClusterConfig> {
-  const ports = await distinctFreePorts(config.nodes.length * 3 + config.servicesPorts.length + config.livePorts.length + config.gatewayPorts.length + 5)
+  const ports = await freePorts(config.nodes.length * 3 + config.servicesPorts.length + config.livePorts.length + config.gatewayPorts.length + 5)
   const take = (): number => ports.shift() ?? 0
   return {
     ...config,
