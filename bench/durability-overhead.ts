@@ -9,6 +9,8 @@ import type { BenchServer } from './lib/restate-server'
 import { summarize } from './lib/stats'
 import type { ScriptedRunShape } from './lib/scripted-run'
 import { commitProbe, defaultVariant, restateVariant, sqliteVariant } from './lib/variants'
+import { useBenchCourier } from './lib/restate-services'
+import type { EventCourier } from '../services/event-log/event-courier'
 import type { Variant } from './lib/variants'
 
 /** What a probe remembers of its runs: invocation ids (for the journal census) and event-log counts. */
@@ -25,7 +27,7 @@ const perTurn = (variant: Variant, shape: ScriptedRunShape, records?: RunRecords
 })
 
 /** The §2 variants whose journal is counted: ours, the hand-written loop, ours with the deployment's event log. */
-const CENSUSED = { ours: 'restate', hand: 'restate hand-written', logged: 'restate + event log' } as const
+const CENSUSED = { ours: 'restate', hand: 'restate hand-written', logged: 'restate + event log', perWrite: 'restate + event log per write' } as const
 type Censuses = Record<keyof typeof CENSUSED, JournalCensus>
 
 /**
@@ -35,8 +37,9 @@ type Censuses = Record<keyof typeof CENSUSED, JournalCensus>
  */
 export async function measureDurabilityOverhead(server: BenchServer, options: BenchOptions, report: Report): Promise<void> {
   const shape: ScriptedRunShape = { toolTurns: options.instant.toolTurns, modelDelayMs: 0 }
+  const courier = useBenchCourier(server.ingressUrl)
   const variants = [defaultVariant(), sqliteVariant('FULL'), sqliteVariant('NORMAL'), restateVariant(CENSUSED.ours, server, 'BenchAgent'), restateVariant(CENSUSED.hand, server, 'HandLoop'),
-    restateVariant(CENSUSED.logged, server, 'BenchAgent', { eventLog: true }),
+    restateVariant(CENSUSED.logged, server, 'BenchAgent', { eventLog: 'outbox' }), restateVariant(CENSUSED.perWrite, server, 'BenchAgent', { eventLog: 'per-write' }),
     restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true }),
     restateVariant('restate start marks', server, 'BenchAgent', { startLog: true })]
   const commits = commitProbe()
@@ -49,9 +52,9 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
     const samples = await interleave(probes, options.instant.warmupRounds, options.instant.rounds)
     addSectionOne(samples, shape, report)
     const censusOf = async (name: string): Promise<JournalCensus> => journalCensus(server, records.get(name)?.invocations.at(-1) ?? '')
-    const census: Censuses = { ours: await censusOf(CENSUSED.ours), hand: await censusOf(CENSUSED.hand), logged: await censusOf(CENSUSED.logged) }
+    const census: Censuses = { ours: await censusOf(CENSUSED.ours), hand: await censusOf(CENSUSED.hand), logged: await censusOf(CENSUSED.logged), perWrite: await censusOf(CENSUSED.perWrite) }
     addSectionTwo(samples, census, shape.toolTurns + 1, report)
-    addEventLogFigures(census.logged, records.get(CENSUSED.logged)?.events ?? [], shape.toolTurns + 1, report)
+    addEventLogFigures(census, records.get(CENSUSED.logged)?.events ?? [], courier, shape.toolTurns + 1, report)
   } finally {
     commits.close()
     for (const variant of variants) variant.close?.()
@@ -86,7 +89,8 @@ function addSectionTwo(samples: Map<string, number[][]>, census: Censuses, turns
     figureOf(2, 'restate hand-written loop (ctx.run per model/tool call)', 'ms/turn', summarize(flat(samples, CENSUSED.hand))),
     figureOf(2, 'restate runtime ÷ hand-written loop', '×', ratio, { target: { text: '≤ 1.1×', met: ratio.median <= 1.1 } }),
     figureOf(2, 'restate runtime + event log ÷ hand-written loop', '×', logged, { target: { text: '≤ 1.15×', met: logged.median <= 1.15 } }),
-    figureOf(2, 'restate runtime + event log (recordedSessionStore)', 'ms/turn', summarize(flat(samples, CENSUSED.logged)), { ratio: toHand(CENSUSED.logged) }),
+    figureOf(2, 'restate runtime + event log (outbox and courier, as the deployment)', 'ms/turn', summarize(flat(samples, CENSUSED.logged)), { ratio: toHand(CENSUSED.logged) }),
+    figureOf(2, 'diagnostic: event log with a journaled append per write (before the outbox)', 'ms/turn', summarize(flat(samples, CENSUSED.perWrite)), { ratio: toHand(CENSUSED.perWrite) }),
     figureOf(2, 'diagnostic: restate, coalesce: true (fewer ctx.date.now)', 'ms/turn', summarize(flat(samples, 'restate coalesce')), { ratio: toHand('restate coalesce') }),
     figureOf(2, 'diagnostic: restate, session in memory (no SetState)', 'ms/turn', summarize(flat(samples, 'restate memory session')), { ratio: toHand('restate memory session') }),
     figureOf(2, 'restate + start marks of unsafe calls (startLog, synced files)', 'ms/turn', summarize(flat(samples, 'restate start marks')), { ratio: toHand('restate start marks'), note: `${summarize(paired(samples, 'restate start marks', 'restate', (variant, base) => variant - base)).median.toFixed(3)} ms/turn over the runtime alone (one unsafe call per turn)` }),
@@ -104,9 +108,16 @@ function addSectionTwo(samples: Map<string, number[][]>, census: Censuses, turns
   )
 }
 
-/** The event log's side of the logged variant: one-way appends (each one `append` invocation of `events`) and events per run. */
-function addEventLogFigures(census: JournalCensus, eventsPerRun: number[], turns: number, report: Report): void {
-  const appends = census.kinds.find(kind => kind.label === 'Command: OneWayCall')?.count ?? 0
-  report.figures.push(single(2, 'event log: one-way appends per turn (ours + event log)', 'appends', appends / turns, { note: `${appends} append invocations, ${eventsPerRun.at(-1) ?? 0} events per run` }))
+/**
+ * The event log's side of the logged variants: journaled one-way sends per turn (each one invocation of `events`),
+ * the courier's batches (each one ingress call, outside the journal) and events per run.
+ */
+function addEventLogFigures(census: Censuses, eventsPerRun: number[], courier: EventCourier, turns: number, report: Report): void {
+  const sends = (of: JournalCensus): number => of.kinds.find(kind => kind.label === 'Command: OneWayCall')?.count ?? 0
+  report.figures.push(
+    single(2, 'event log: courier batches per turn (outbox, outside the journal)', 'batches', courier.batches() / Math.max(1, eventsPerRun.length * turns), { note: `${courier.batches()} batches over ${eventsPerRun.length} runs` }),
+    single(2, 'event log: journaled sends per turn (outbox)', 'sends', sends(census.logged) / turns, { note: `${sends(census.logged)} journaled deliver calls, ${eventsPerRun.at(-1) ?? 0} events per run` }),
+    single(2, 'event log: journaled sends per turn (per write, before the outbox)', 'sends', sends(census.perWrite) / turns),
+  )
   if (new Set(eventsPerRun).size > 1) report.notes.push(`§2 event log counts differ between runs: ${eventsPerRun.join(', ')}`)
 }

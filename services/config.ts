@@ -43,6 +43,13 @@ export interface ServicesConfig {
   maxChildrenPerTurn: number
   /** Sub-agents a run tree may start in all (`ZIDANE_MAX_CHILDREN_PER_RUN`, default 32). */
   maxChildrenPerRun: number
+  /**
+   * Restate's ingress as the services reach it (`RESTATE_INGRESS_URL`): the event courier posts recorded events there
+   * at once. Unset: every session write journals its own one-way send to the log instead (slower, same events).
+   */
+  ingressUrl: string | undefined
+  /** Shortest time between two courier batches of one invocation (`ZIDANE_EVENT_WINDOW_MS`, default 25). */
+  eventWindowMs: number
 }
 
 function numberFrom(value: string | undefined, fallback: number): number {
@@ -80,5 +87,7 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     compactBudgetTokens: numberFrom(env.ZIDANE_COMPACT_BUDGET_TOKENS, 100_000),
     demoTools: env.ZIDANE_DEMO_TOOLS === '1' || !env.ANTHROPIC_API_KEY,
     denyTools: listFrom(env.ZIDANE_DENY_TOOLS),
+    ingressUrl: env.RESTATE_INGRESS_URL || undefined,
+    eventWindowMs: numberFrom(env.ZIDANE_EVENT_WINDOW_MS, 25),
   }
 }

@@ -39,6 +39,12 @@ export interface SessionRunRequest {
   model?: string
   maxTurns?: number
   policy?: PromptToolPolicy
+  /**
+   * `'outbox'` (what the gateway and the inbox send): the run's events go to the log through the event outbox. Absent:
+   * one journaled append per session write, the journal shape of runs created before the outbox, which must replay
+   * unchanged on this code.
+   */
+  eventRecording?: 'outbox'
 }
 
 /** Output of `session/<key>/run`. */

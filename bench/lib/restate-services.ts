@@ -9,20 +9,25 @@ import type { StepStartLog } from 'zidane/restate'
 import { createMemorySessionStore, createSession, loadSession } from 'zidane/session'
 import { eventLogObject } from '../../services/event-log/event-log-object'
 import { recordedSessionStore } from '../../services/event-log/session-events'
+import { createEventOutbox } from '../../services/event-log/event-outbox'
+import type { SessionEventOutbox } from '../../services/event-log/event-outbox'
+import { createEventCourier } from '../../services/event-log/event-courier'
+import type { EventCourier } from '../../services/event-log/event-courier'
 import type { ScriptedRunShape } from './scripted-run'
 import { benchProvider, echoTool, timeScriptedRun } from './scripted-run'
 
 /**
  * Input of the bench handlers: the run's shape, loop behaviour (e.g. `persistDir`), two diagnostic switches of
  * `restateRuntime` that isolate costs: `coalesce` (fewer journaled clock reads) and `memorySession` (no session state),
- * and `eventLog`: the session store the deployment's session object uses, every write recorded and sent one-way to
- * the real `events` object of the same key.
+ * and `eventLog`: the session store the deployment's session object uses, every write recorded and sent to the real
+ * `events` object of the same key: `'outbox'` as the deployment records a run the gateway started (the courier, and
+ * a journaled batch every 64 events and at the end), `'per-write'` as before the outbox (one journaled append per write).
  */
 export interface BenchRunRequest extends ScriptedRunShape {
   behavior?: AgentBehavior
   coalesce?: boolean
   memorySession?: boolean
-  eventLog?: boolean
+  eventLog?: 'outbox' | 'per-write'
   /** Give the runtime a file start log (the deployment's marks of unsafe calls, synced files) in a temporary folder. */
   startLog?: boolean
   /** Count live executions of the tool in `liveToolCalls` under the object key. */
@@ -30,6 +35,13 @@ export interface BenchRunRequest extends ScriptedRunShape {
 }
 
 let startLog: StepStartLog | undefined
+let courier: EventCourier | undefined
+
+/** Points the bench's event courier at the server's ingress (the outbox variant's fast path, as the services'). */
+export function useBenchCourier(ingressUrl: string): EventCourier {
+  courier = createEventCourier({ ingressUrl })
+  return courier
+}
 
 /** One start log for every bench run that asks for it, in a folder of the OS's temporary directory. */
 function benchStartLog(): StepStartLog {
@@ -54,12 +66,13 @@ export const benchAgent = restate.object({
   name: 'BenchAgent',
   handlers: {
     run: async (ctx: restate.ObjectContext, request: BenchRunRequest): Promise<BenchRunResult> => {
+      const outbox: SessionEventOutbox | undefined = request.eventLog ? createEventOutbox(ctx, ctx.key, courier, request.eventLog) : undefined
       const durable = restateRuntime(ctx, {
         promises: restate.RestatePromise,
         idSeed: ctx.key,
         ...(request.coalesce ? { coalesce: true } : {}),
         ...(request.memorySession ? { sessionStore: createMemorySessionStore() } : {}),
-        ...(request.eventLog ? { sessionStore: recordedSessionStore(ctx) } : {}),
+        ...(outbox ? { sessionStore: recordedSessionStore(ctx, outbox) } : {}),
         ...(request.startLog ? { startLog: benchStartLog() } : {}),
       })
       const store = durable.stores.session
@@ -68,6 +81,7 @@ export const benchAgent = restate.object({
       let sessionEvents = 0
       const onSessionEvent = request.eventLog ? () => { sessionEvents += 1 } : undefined
       const run = await timeScriptedRun(request, durable, { session }, request.behavior ?? {}, count, onSessionEvent)
+      outbox?.sync()
       return { wallMs: run.wallMs, turns: run.turns, invocationId: ctx.request().id, lastToolResult: run.lastToolResult, ...(onSessionEvent ? { sessionEvents } : {}) }
     },
   },

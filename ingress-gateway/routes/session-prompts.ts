@@ -134,6 +134,7 @@ async function queuedBehindAnotherRun(restate: RestateClient, key: string, invoc
 function runRequest(body: PromptBody): SessionRunRequest {
   return {
     prompt: body.prompt,
+    eventRecording: 'outbox',
     ...(body.model === undefined ? {} : { model: body.model }),
     ...(body.maxTurns === undefined ? {} : { maxTurns: body.maxTurns }),
     ...(body.policy === undefined ? {} : { policy: body.policy }),

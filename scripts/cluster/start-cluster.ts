@@ -163,6 +163,7 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
         ZIDANE_LIVE_PORT: String(config.livePorts[index] ?? port + 100),
         ZIDANE_LIVE_TOKEN: config.liveToken,
         RESTATE_IDENTITY_KEYS: keys.publicKeyId,
+        RESTATE_INGRESS_URL: ingressUrl,
         ZIDANE_WORKSPACE_ROOT: config.workspaceRoot,
         ZIDANE_WORKSPACE_ROOT_ID: rootId,
         ZIDANE_WORKSPACE_ROOT_INIT: index === 0 ? '1' : '0',

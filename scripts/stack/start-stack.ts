@@ -67,7 +67,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     ...logged,
     // A stopped services process first lets its running steps finish (its shutdown grace).
     stopTimeoutMs: shutdownGraceMs({ ...process.env, ...extraEnv }) + 5_000,
-    env: { ...servicesEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), ZIDANE_LIVE_PORT: String(config.livePort), ZIDANE_LIVE_TOKEN: config.liveToken, RESTATE_IDENTITY_KEYS: keys.publicKeyId, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
+    env: { ...servicesEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), ZIDANE_LIVE_PORT: String(config.livePort), ZIDANE_LIVE_TOKEN: config.liveToken, RESTATE_IDENTITY_KEYS: keys.publicKeyId, RESTATE_INGRESS_URL: ingressUrl, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
   }, onFatal))
   // Registering before the services listen would make Restate log discovery warnings.
   await waitUntil(() => acceptsConnections(config.servicesPort), 120_000, 'the services to listen')

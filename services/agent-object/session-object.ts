@@ -24,6 +24,9 @@ import { PENDING_QUESTIONS_KEY } from './pending-questions'
 import { restateInteractionTools } from './restate-interaction-tools'
 import { readSessionView } from './session-view'
 import { recordedSessionStore } from '../event-log/session-events'
+import { createEventOutbox } from '../event-log/event-outbox'
+import type { SessionEventOutbox } from '../event-log/event-outbox'
+import { processEventCourier } from '../event-log/process-courier'
 
 
 const config = loadServicesConfig()
@@ -34,12 +37,18 @@ async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest
   ctx.set(CURRENT_INVOCATION_STATE_KEY, invocation)
   // Questions still listed belong to an earlier invocation that ended without its clean-up (killed): close them.
   await closeOpenQuestions(ctx, 'failed')
+  // One outbox per invocation: its events are numbered within it, whichever store records them.
+  const outbox = createEventOutbox(ctx, ctx.key, processEventCourier(), request.eventRecording ?? 'per-write')
   return withErrorBoundary(async () => {
-    const stats = await runAgent(ctx, request)
+    const stats = await runAgent(ctx, request, outbox)
+    outbox.sync()
     await closeOpenQuestions(ctx, 'finished')
     ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
-  }, ending => recordEnding(ctx, invocation, ending))
+  }, async (ending) => {
+    await recordEnding(ctx, invocation, ending, outbox)
+    outbox.sync()
+  })
 }
 
 const CANCELLED_CALL_TEXT = '[Tool use cancelled] The run was cancelled before this call finished. Its effect may or may not have happened: check before you run it again.'
@@ -50,31 +59,31 @@ const FAILED_CALL_TEXT = '[Tool use failed] The run failed before this call fini
  * invocation record says so, and the session's unfinished runs end with that status, their open tool calls closed so
  * the history stays valid. Every timestamp comes from the durable clock.
  */
-async function recordEnding(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding): Promise<void> {
+async function recordEnding(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding, outbox: SessionEventOutbox): Promise<void> {
   // A second cancel (the spawn tool cancels its own invocation to reach its children) can surface at an await of
   // this clean-up: it is journaled, so trying again is deterministic; three tries cover every cancel a run sends.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await recordEndingOnce(ctx, invocation, ending)
+      return await recordEndingOnce(ctx, invocation, ending, outbox)
     } catch (error) {
       if (!isRestateCancellation(error) || attempt >= 3) throw error
     }
   }
 }
 
-async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding): Promise<void> {
+async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding, outbox: SessionEventOutbox): Promise<void> {
   const endedAt = await ctx.date.now()
   await closeOpenQuestions(ctx, ending.kind === 'cancelled' ? 'cancelled' : 'failed')
   const status = ending.kind === 'cancelled' ? 'cancelled' : 'failed'
   const reason = ending.kind === 'cancelled' ? 'cancelled' : ending.reason
   ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status, endedAt, ...(ending.kind === 'failed' ? { error: reason } : {}) })
-  await closeUnfinishedRuns(ctx, { status, reason, endedAt, text: ending.kind === 'cancelled' ? CANCELLED_CALL_TEXT : FAILED_CALL_TEXT })
+  await closeUnfinishedRuns(ctx, outbox, { status, reason, endedAt, text: ending.kind === 'cancelled' ? CANCELLED_CALL_TEXT : FAILED_CALL_TEXT })
 }
 
 /** Ends the session's running runs with `status`, closing their open tool calls with `text`. */
-async function closeUnfinishedRuns(ctx: restate.ObjectContext, end: { status: 'cancelled' | 'failed'; reason: string; endedAt: number; text: string }): Promise<void> {
+async function closeUnfinishedRuns(ctx: restate.ObjectContext, outbox: SessionEventOutbox, end: { status: 'cancelled' | 'failed'; reason: string; endedAt: number; text: string }): Promise<void> {
   const clock = { now: () => end.endedAt }
-  const session = await loadSession(recordedSessionStore(ctx, { clock, promises: restate.RestatePromise }), ctx.key, { clock })
+  const session = await loadSession(recordedSessionStore(ctx, outbox, { clock, promises: restate.RestatePromise }), ctx.key, { clock })
   if (!session) return
   const running = session.runs.filter(run => run.status === 'running')
   await session.healInterruptedToolCalls(end.text, running.at(-1)?.id)
@@ -82,9 +91,9 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, end: { status: 'c
   await session.setStatus(end.status)
 }
 
-async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<AgentStats> {
+async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, outbox: SessionEventOutbox): Promise<AgentStats> {
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, { promises: restate.RestatePromise }), startLog: stepStartLog(), ...boundaryProbe() })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, outbox, { promises: restate.RestatePromise }), startLog: stepStartLog(), ...boundaryProbe() })
   const store = durable.stores.session
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))
@@ -119,6 +128,7 @@ function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest)
  */
 async function deliverSteering(ctx: restate.ObjectContext): Promise<SessionRunResult | null> {
   const texts = await takeForDelivery(ctx)
+  // Recorded per write: the inbox's send carries no input, so this cannot tell a delivery queued before the outbox.
   return texts.length === 0 ? null : runSession(ctx, { prompt: texts.join('\n\n') })
 }
 

@@ -11,6 +11,8 @@ import { loadServicesConfig } from '../config'
 import { CHILD_SERVICE } from '../contract'
 import { rootSessionKey } from '../event-log/event-log-contract'
 import { recordedChildStore } from '../event-log/session-events'
+import { createEventOutbox } from '../event-log/event-outbox'
+import type { SessionEventOutbox } from '../event-log/event-outbox'
 import { servicesProvider } from '../model-provider'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
@@ -32,14 +34,14 @@ function childLimits(request: ChildRunRequest): SpawnLimits {
   }
 }
 
-async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise<ChildRunResult> {
+async function runChild(ctx: restate.Context, request: ChildRunRequest, outbox: SessionEventOutbox): Promise<ChildRunResult> {
   const startedAt = await ctx.date.now()
   if (request.depth > config.maxChildDepth) {
     const error = `Sub-agent depth ${request.depth} is above the maximum of ${config.maxChildDepth}; the task was not run.`
     return { text: '', status: 'error', error, stats: refusedStats(request, startedAt), turns: [], startedAt, endedAt: startedAt }
   }
   // The sub-agent's events go live to its root session's log; its turns reach the session when the parent merges them.
-  const sessionStore = recordedChildStore(ctx, rootSessionKey(request.sessionId ?? 'children'), { depth: request.depth, label: request.label })
+  const sessionStore = recordedChildStore(outbox, { depth: request.depth, label: request.label })
   const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, sessionStore, startLog: stepStartLog(), ...boundaryProbe() })
   const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, store: sessionStore, clock: { now: () => startedAt } })
   const merged: MergedChild[] = []
@@ -55,6 +57,7 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, processLiveHub)
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}) })
+  outbox.sync()
   const endedAt = await ctx.date.now()
   const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' || stats.status === 'limit' ? stats.status : 'error'
   const result: ChildRunResult = { text: stats.text, status, stats, turns: [...session.turns], startedAt, endedAt, children: merged }
@@ -66,7 +69,11 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest): Promise
 export const childService = restate.service({
   name: CHILD_SERVICE,
   handlers: {
-    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, async (ctx: restate.Context, request: ChildRunRequest) => withErrorBoundary(() => runChild(ctx, request), async () => undefined)),
+    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, async (ctx: restate.Context, request: ChildRunRequest) => {
+      // Per write, as before the outbox: a child started by an older parent replays on this code unchanged.
+      const outbox = createEventOutbox(ctx, rootSessionKey(request.sessionId ?? 'children'), undefined, 'per-write')
+      return withErrorBoundary(() => runChild(ctx, request, outbox), async () => outbox.sync())
+    }),
   },
 })
 

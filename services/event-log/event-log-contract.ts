@@ -14,6 +14,11 @@ export const EVENT_COUNT_STATE_KEY = 'event_count'
 export const EVENT_PAGE_STATE_KEY_PREFIX = 'event_page_'
 /** State key of the awakeable ids waiting for the log to grow. Durable: never rename. */
 export const EVENT_WAITERS_STATE_KEY = 'event_waiters'
+/**
+ * State key of the delivery cursors: for each source (the invocation that recorded the events), how many of its
+ * events the log holds. `deliver` uses it to append each event once, whichever path brought it. Durable: never rename.
+ */
+export const EVENT_SOURCES_STATE_KEY = 'event_sources'
 /** Events per page. Durable: pages already written use it. */
 export const EVENT_PAGE_SIZE = 64
 
@@ -22,6 +27,15 @@ import type { NewSessionEvent, SessionEvent } from 'zidane/session'
 
 /** Input of `events/<key>/append` (exclusive). */
 export interface AppendEventsRequest { events: NewSessionEvent[] }
+
+/**
+ * Input of `events/<key>/deliver` (exclusive): events `from … from+events.length-1` of `source`, numbered by the
+ * invocation that recorded them (0 is its first event). The log appends those it does not hold yet, in order.
+ */
+export interface DeliverEventsRequest { source: string; from: number; events: NewSessionEvent[] }
+
+/** Output of `events/<key>/deliver`: how many events of the source the log holds now (a gap appends nothing). */
+export interface DeliverEventsResult { delivered: number }
 
 /** Input of the shared `events/<key>/read`: events with `seq > after`, at most `limit` (default 100, at most 500). */
 export interface ReadEventsRequest { after?: number; limit?: number }

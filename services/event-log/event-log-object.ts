@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { AppendEventsRequest, ReadEventsRequest, ReadEventsResult, SessionEvent, SubscribeRequest, UnsubscribeRequest, WatchRequest, WatchResult } from './event-log-contract'
+import type { AppendEventsRequest, DeliverEventsRequest, DeliverEventsResult, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionEvent, SubscribeRequest, UnsubscribeRequest, WatchRequest, WatchResult } from './event-log-contract'
 import {
-  EVENT_COUNT_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENTS_SERVICE,
+  EVENT_COUNT_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_SOURCES_STATE_KEY, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENTS_SERVICE,
 } from './event-log-contract'
 
 /** Most events one `read` returns. */
@@ -21,13 +21,41 @@ function pageKey(page: number): string {
   return `${EVENT_PAGE_STATE_KEY_PREFIX}${page}`
 }
 
-/** Appends events in order, numbering them, then wakes every waiting viewer with the new count. */
+/** Most sources whose delivery cursor the log keeps: the oldest are invocations that ended long ago. */
+const MAX_SOURCES = 64
+
+/** Appends events in order (unconditionally: the one-way appends of runs recorded before `deliver` existed). */
 async function append(ctx: restate.ObjectContext, request: AppendEventsRequest): Promise<number> {
+  return appendToLog(ctx, request.events)
+}
+
+/**
+ * Appends the events of `request.source` the log does not hold yet. Two paths bring the same events: the services'
+ * courier (fast, outside the journal, possibly twice after a crash) and the recording invocation's journaled one-way
+ * sends (certain). The source's cursor makes each event land once and in its order; a batch that starts past the
+ * cursor (a lost courier batch) appends nothing: the journaled send that covers it follows.
+ */
+async function deliver(ctx: restate.ObjectContext, request: DeliverEventsRequest): Promise<DeliverEventsResult> {
+  const sources = (await ctx.get<Record<string, number>>(EVENT_SOURCES_STATE_KEY)) ?? {}
+  const held = sources[request.source] ?? 0
+  const end = request.from + request.events.length
+  if (request.from > held || end <= held) return { delivered: held }
+  await appendToLog(ctx, request.events.slice(held - request.from))
+  delete sources[request.source] // re-inserted last: the cursors stay in the order of their latest delivery
+  sources[request.source] = end
+  const names = Object.keys(sources)
+  for (const stale of names.slice(0, Math.max(0, names.length - MAX_SOURCES))) delete sources[stale]
+  ctx.set(EVENT_SOURCES_STATE_KEY, sources)
+  return { delivered: end }
+}
+
+/** Appends events in order, numbering them, then wakes every waiting viewer with the new count. */
+async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessionEvent[]): Promise<number> {
   let count = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
-  if (request.events.length === 0) return count
+  if (fresh.length === 0) return count
   let page = Math.floor(count / EVENT_PAGE_SIZE)
   let events = (await ctx.get<SessionEvent[]>(pageKey(page))) ?? []
-  for (const event of request.events) {
+  for (const event of fresh) {
     events.push({ ...event, seq: ++count })
     if (events.length < EVENT_PAGE_SIZE) continue
     ctx.set(pageKey(page), events)
@@ -74,14 +102,15 @@ async function unsubscribe(ctx: restate.ObjectContext, request: UnsubscribeReque
 }
 
 /**
- * The session event log: one virtual object per session key. `append` (exclusive) is sent by the session's runs and
- * sub-agents as events happen, `read` (shared) serves ranges, `subscribe`/`unsubscribe` (exclusive) manage the
+ * The session event log: one virtual object per session key. `deliver` (exclusive) brings the events of the
+ * session's runs and sub-agents as they happen (see `event-outbox.ts`), `append` those of runs recorded before it, `read` (shared) serves ranges, `subscribe`/`unsubscribe` (exclusive) manage the
  * awakeables of waiting viewers. Its lock is not the session's: sub-agents append while the session's run holds that.
  */
 export const eventLogObject = restate.object({
   name: EVENTS_SERVICE,
   handlers: {
     append: restate.handlers.object.exclusive(logHandler, append),
+    deliver: restate.handlers.object.exclusive(logHandler, deliver),
     read: restate.handlers.object.shared(logHandler, read),
     subscribe: restate.handlers.object.exclusive(logHandler, subscribe),
     unsubscribe: restate.handlers.object.exclusive(logHandler, unsubscribe),

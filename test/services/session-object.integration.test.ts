@@ -20,7 +20,10 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     const { inboxObject } = await import('../../services/inbox/inbox-object')
     delete process.env.ZIDANE_INACTIVITY_TIMEOUT_MS
     harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, inboxObject, eventLogObject, eventWatchService], alwaysReplay })
+    // The services' event courier starts on the first run that records through the outbox: point it at this server.
+    process.env.RESTATE_INGRESS_URL = harness.ingressUrl
   })
+  afterAll(() => { delete process.env.RESTATE_INGRESS_URL })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)
 
@@ -78,5 +81,29 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     const childEvents = log.body.events.filter(event => event.type === 'child:start' || event.type === 'child:end')
     expect(childEvents.map(event => `${event.type} ${String(event.data.label)}`).sort()).toEqual(['child:end child-1', 'child:end child-2', 'child:end child-3', 'child:start child-1', 'child:start child-2', 'child:start child-3'])
     expect(log.body.events.filter(event => event.type === 'run:start')).toHaveLength(1)
+  })
+
+  it('records a run of the outbox once in the log, whether the courier or the journaled send brought each event', async () => {
+    const prompt = 'todo: one | two'
+    await h().call<SessionRunResult>('session/t1~per-write/run', { prompt })
+    await h().call<SessionRunResult>('session/t1~outbox/run', { prompt, eventRecording: 'outbox' })
+    const shape = (events: ReadEventsResult['events']): string[] => events.map(event => `${event.type} ${String(event.data.name ?? '')}`)
+    const perWrite = await readLogUntil('t1~per-write', events => events.some(event => event.type === 'run:end'))
+    await readLogUntil('t1~outbox', events => events.some(event => event.type === 'run:end'))
+    // Both paths deliver every event (the courier at once, the journal at the run's end): let the later one land.
+    await new Promise(resolve => setTimeout(resolve, 1_500))
+    const outbox = await h().call<ReadEventsResult>('events/t1~outbox/read', { after: 0 })
+    expect(shape(perWrite.body.events)).toEqual(['run:start ', 'tool:start todowrite', 'tool:end todowrite', 'turn:end ', 'turn:end ', 'run:end '])
+    expect(shape(outbox.body.events)).toEqual(shape(perWrite.body.events))
+    expect(outbox.body.events.map(event => event.seq)).toEqual([1, 2, 3, 4, 5, 6])
+    expect(outbox.body.count).toBe(6)
+  })
+
+  it('brings the question of an outbox run to the log while the run waits for the answer', async () => {
+    await h().send('session/t1~outbox-ask/run', { prompt: 'ask: colour?', eventRecording: 'outbox' })
+    // The question is journaled at once (and carried by the courier): a person sees it even when the courier fails.
+    const log = await readLogUntil('t1~outbox-ask', events => events.some(event => event.type === 'question'))
+    expect(log.body.events.map(event => event.type)).toEqual(['run:start', 'tool:start', 'question'])
+    expect(log.body.events.at(-1)?.data).toMatchObject({ question: 'colour?' })
   })
 })

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { NewSessionEvent, ReadEventsResult } from '../../../services/event-log/event-log-contract'
+import { createEventCourier } from '../../../services/event-log/event-courier'
+import { eventLogObject } from '../../../services/event-log/event-log-object'
+import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
+import type { RestateHarness } from '../../helpers/restate/restate-harness'
+
+const events = (from: number, count: number): NewSessionEvent[] =>
+  Array.from({ length: count }, (_, offset) => ({ type: 'tool:end', at: 1_000 + from + offset, data: { index: from + offset } }))
+
+const indexes = (result: ReadEventsResult): unknown[] => result.events.map(event => event.data.index)
+
+describe('event courier against a real Restate server', () => {
+  let harness: RestateHarness | undefined
+  const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
+  beforeAll(async () => { harness = await startRestateHarness({ services: [eventLogObject] }) })
+  afterAll(async () => { await harness?.stop() })
+  printLogsOnFailure(() => harness)
+
+  it('delivers what it carries in order, batching the events that follow each other within its window', async () => {
+    const courier = createEventCourier({ ingressUrl: h().ingressUrl, windowMs: 500 })
+    courier.carry('t1~courier', 'inv-1', 0, events(0, 1))
+    await h().waitFor(async () => (await h().call<ReadEventsResult>('events/t1~courier/read', { after: 0 })).body.count === 1, 5_000, 'the first event')
+    for (let index = 1; index < 20; index++) courier.carry('t1~courier', 'inv-1', index, events(index, 1))
+    const log = await h().waitFor(async () => {
+      const read = await h().call<ReadEventsResult>('events/t1~courier/read', { after: 0 })
+      return read.body.count === 20 ? read : undefined
+    }, 5_000, 'all 20 events')
+    expect(indexes(log.body)).toEqual(Array.from({ length: 20 }, (_, index) => index))
+    expect(log.body.events.map(event => event.seq)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1))
+    // The first event leaves at once, the other 19 (carried within its window) together.
+    expect(courier.batches()).toBe(2)
+    await courier.idle()
+  })
+
+  it('appends each event of a source once, whether a replay carries it again or the journaled send brings it too', async () => {
+    const first = createEventCourier({ ingressUrl: h().ingressUrl, windowMs: 0 })
+    first.carry('t1~twice', 'inv-2', 0, events(0, 3))
+    await first.idle()
+    // Another process replaying the same invocation carries everything again, and more.
+    const second = createEventCourier({ ingressUrl: h().ingressUrl, windowMs: 0 })
+    second.carry('t1~twice', 'inv-2', 0, events(0, 5))
+    await second.idle()
+    // The invocation's journaled send covers the whole range.
+    await h().call('events/t1~twice/deliver', { source: 'inv-2', from: 0, events: events(0, 6) })
+    const log = await h().call<ReadEventsResult>('events/t1~twice/read', { after: 0 })
+    expect(indexes(log.body)).toEqual([0, 1, 2, 3, 4, 5])
+  })
+
+  it('appends nothing from a batch that starts past what the log holds of its source', async () => {
+    const gap = await h().call<{ delivered: number }>('events/t1~gap/deliver', { source: 'inv-3', from: 2, events: events(2, 2) })
+    expect(gap.body.delivered).toBe(0)
+    const filled = await h().call<{ delivered: number }>('events/t1~gap/deliver', { source: 'inv-3', from: 0, events: events(0, 4) })
+    expect(filled.body.delivered).toBe(4)
+    const log = await h().call<ReadEventsResult>('events/t1~gap/read', { after: 0 })
+    expect(indexes(log.body)).toEqual([0, 1, 2, 3])
+  })
+
+  it('keeps two sources apart: the same indexes of two invocations are both appended', async () => {
+    await h().call('events/t1~two/deliver', { source: 'inv-a', from: 0, events: events(0, 2) })
+    await h().call('events/t1~two/deliver', { source: 'inv-b', from: 0, events: events(10, 2) })
+    const log = await h().call<ReadEventsResult>('events/t1~two/read', { after: 0 })
+    expect(indexes(log.body)).toEqual([0, 1, 10, 11])
+  })
+})
