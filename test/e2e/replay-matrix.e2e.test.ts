@@ -8,6 +8,8 @@ import { demoAnswer, modelStepKey } from '../helpers/demo-wire-model'
 import { waitFor } from '../helpers/restate/restate-harness'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
+import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
+import type { ReadEventsResult } from '../../services/event-log/event-log-contract'
 
 /*
  * The replay matrix: every scenario through the real services on a real server, in three modes. `normal`; `always
@@ -17,7 +19,8 @@ import type { TestStack } from '../helpers/stack'
  * every model step once, and no journal mismatch anywhere.
  */
 
-interface RunEnd { status: string; text: string }
+/** How a cell's run ended, and the session's event log (own events in order, the sub-agents' sorted: they overlap). */
+interface RunEnd { status: string; text: string; events: string[] }
 interface Scenario {
   name: string
   /** Runs before the measured prompt (its boundaries are not counted). */
@@ -26,7 +29,7 @@ interface Scenario {
   /** What each question or approval of the run is answered with, in order. */
   answers?: string[]
   /** Checks of the normal run beyond "same as normal in every other mode". */
-  check: (end: RunEnd, cell: Cell) => void
+  check: (end: Omit<RunEnd, 'events'>, cell: Cell) => void
 }
 interface Cell { tag: string; sessionId: string; ledger: string }
 interface SessionView {
@@ -127,7 +130,7 @@ async function readSession(sessionId: string): Promise<SessionView | undefined> 
 }
 
 /** Drives a run to its end: answers each question as it appears, restarts the services after a planned kill. */
-async function driveRun(cell: Cell, text: string, answers: readonly string[], killPlan: string | undefined): Promise<RunEnd> {
+async function driveRun(cell: Cell, text: string, answers: readonly string[], killPlan: string | undefined): Promise<Omit<RunEnd, 'events'>> {
   await prompt(cell.sessionId, text)
   const answered = new Set<string>()
   let restarted = false
@@ -221,7 +224,34 @@ async function runCell(scenarioIndex: number, cell: Cell, killPlan?: string, kil
   const end = await driveRun(cell, scenario.prompt(cell), scenario.answers ?? [], killPlan)
   const reached = killPlan ? boundaries(killPlan).length : 0
   if (scenario.prompt(cell).includes(cell.ledger)) expect(ledgerLines(cell.ledger, cell.tag)).toBe(1)
-  return { end: { status: end.status, text: end.text.replaceAll(cell.tag, '<tag>') }, boundaries: reached }
+  const events = await settledEvents(cell.sessionId)
+  // Each top-level run starts once in the log (two paths deliver every event: a duplicate would show here).
+  const runs = (await readSession(cell.sessionId))?.runs.filter(run => run.label === undefined) ?? []
+  expect(events.filter(event => event === 'run:start'), 'one run:start per run in the log').toHaveLength(runs.length)
+  return { end: { status: end.status, text: end.text.replaceAll(cell.tag, '<tag>'), events }, boundaries: reached }
+}
+
+/**
+ * The session's event log once it stopped growing: each event arrives through the courier and again through the
+ * journaled send (the log appends it once), the sub-agents' through their own one-way appends, all after the run's end.
+ */
+async function settledEvents(sessionId: string): Promise<string[]> {
+  const key = sessionKey(tenantOf(stack().apiKeys[0]), sessionId)
+  const read = async (): Promise<ReadEventsResult> => {
+    const response = await fetch(`${stack().ingressUrl}/events/${encodeURIComponent(key)}/read`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ after: 0, limit: 500 }) })
+    return (await response.json()) as ReadEventsResult
+  }
+  let last = -1
+  const log = await waitFor(async () => {
+    const result = await read()
+    const settled = result.count === last
+    last = result.count
+    if (!settled) await new Promise(resolve => setTimeout(resolve, 400))
+    return settled ? result : undefined
+  }, 30_000, `the event log of ${sessionId} to settle`)
+  const label = (event: ReadEventsResult['events'][number]): string => String(event.data.label ?? '')
+  const shape = (event: ReadEventsResult['events'][number]): string => `${event.type} ${label(event)} ${String(event.data.name ?? '')}`.replaceAll('  ', ' ').trim()
+  return [...log.events.filter(event => label(event) === '').map(shape), ...log.events.filter(event => label(event) !== '').map(shape).sort()]
 }
 
 describe('replay matrix: normal and kill at every journal boundary', () => {
@@ -241,7 +271,8 @@ describe('replay matrix: normal and kill at every journal boundary', () => {
     it(`${scenario.name}: normal`, async () => {
       const cell = newCell('n', 0, index)
       const { end, boundaries: reached } = await runCell(index, cell, killPlan(), 0)
-      scenario.check({ ...end, text: end.text.replaceAll('<tag>', cell.tag) }, cell)
+      scenario.check({ status: end.status, text: end.text.replaceAll('<tag>', cell.tag) }, cell)
+      expect(end.events).toContain('run:end')
       oracle.set(index, end)
       counts.set(index, reached)
       expect(reached).toBeGreaterThan(0)
@@ -287,7 +318,10 @@ describe('replay matrix: always replay', () => {
     it(`${scenario.name}: always replay`, async () => {
       const cell = newCell('a', 0, index)
       const { end } = await runCell(index, cell)
-      scenario.check({ ...end, text: end.text.replaceAll('<tag>', cell.tag) }, cell)
+      scenario.check({ status: end.status, text: end.text.replaceAll('<tag>', cell.tag) }, cell)
+      // Every attempt replays and records the events again: the log still holds each once, as in the normal run.
+      const normal = oracle.get(index)
+      if (normal) expect(end.events).toEqual(normal.events)
     })
   })
 
