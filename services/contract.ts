@@ -40,9 +40,9 @@ export interface SessionRunRequest {
   maxTurns?: number
   policy?: PromptToolPolicy
   /**
-   * `'outbox'` (what the gateway and the inbox send): the run's events go to the log through the event outbox. Absent:
-   * one journaled append per session write, the journal shape of runs created before the outbox, which must replay
-   * unchanged on this code.
+   * `'outbox'` (what the gateway sends): the run's events go to the log through the event outbox. Absent (runs of
+   * steering messages, runs created before the outbox): one journaled append per session write, the journal shape of
+   * runs created before the outbox, which must replay unchanged on this code.
    */
   eventRecording?: 'outbox'
 }

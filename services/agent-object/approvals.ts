@@ -33,10 +33,12 @@ export function policyPermission(policy: ToolPolicy, prompt: PromptToolPolicy = 
  * never refused once the question is listed), then listed in the session's pending questions with the tool, its input
  * (cut to a readable size) and, with `timeoutMs`, its deadline; unlisted once the answer arrived, and closed at the
  * resumer as `expired` when the deadline passed first (a late answer then gets 410). Journaled through the object
- * context itself (`journal: 'self'`), never inside a step.
+ * context itself (`journal: 'self'`), never inside a step. `beforeWait` runs first (the deployment journals the run's
+ * unsynced events there).
  */
-export function restateApprovals(ctx: restate.ObjectContext, options: { timeoutMs?: number } = {}): RequestInteraction {
+export function restateApprovals(ctx: restate.ObjectContext, options: { timeoutMs?: number; beforeWait?: () => void } = {}): RequestInteraction {
   const request = async (interaction: InteractionRequest): Promise<InteractionDone> => {
+    options.beforeWait?.()
     const id = interaction.awakeable.id
     const createdAt = await ctx.date.now()
     await listPendingQuestion(ctx, approvalQuestion(interaction, createdAt, options.timeoutMs))

@@ -46,8 +46,12 @@ async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest
     ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
   }, async (ending) => {
-    await recordEnding(ctx, invocation, ending, outbox)
     outbox.sync()
+    try {
+      await recordEnding(ctx, invocation, ending, outbox)
+    } finally {
+      outbox.sync()
+    }
   })
 }
 
@@ -98,7 +102,11 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))
   const spawn = restateSpawnTool({
-    dispatch: childRequest => ctx.serviceClient(Child).run(childRequest),
+    // The parent's events before a child's own (the child appends its events itself) and before the run waits on it.
+    dispatch: (childRequest) => {
+      outbox.sync()
+      return ctx.serviceClient(Child).run(childRequest)
+    },
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
     limits: { maxChildrenPerTurn: config.maxChildrenPerTurn, maxChildrenPerTree: config.maxChildrenPerRun, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
   })
@@ -107,7 +115,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
     tools: selectTools([...builtinTools(root), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx, config.questionTimeoutMs ? { timeoutMs: config.questionTimeoutMs } : {}), spawn]),
     durable,
     session,
-    ...approvalOptions(ctx, request),
+    ...approvalOptions(ctx, request, outbox),
     steering: inboxSteering(ctx),
     behavior: { ...(config.approvalTimeoutMs ? { approvalTimeoutMs: config.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: config.compactBudgetTokens, persistDir: config.persistDir ?? root, maxTurns: request.maxTurns ?? config.defaultMaxTurns, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
   })
@@ -116,9 +124,10 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
 }
 
 /** The operator's and the prompt's approval policy and how its questions reach a person (none without a policy). */
-function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
+function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest, outbox: SessionEventOutbox): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
   const canUseTool = policyPermission({ approve: config.approveTools, deny: config.denyTools }, request.policy)
-  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx, config.approvalTimeoutMs ? { timeoutMs: config.approvalTimeoutMs } : {}) } : {}
+  // The run waits on a person: the events that led to the question reach the log first.
+  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx, { ...(config.approvalTimeoutMs ? { timeoutMs: config.approvalTimeoutMs } : {}), beforeWait: () => outbox.sync() }) } : {}
 }
 
 /**

@@ -33,6 +33,10 @@ export interface EventCourierOptions {
 export const DEFAULT_COURIER_WINDOW_MS = 25
 /** Most events one batch carries. */
 const MAX_BATCH = 256
+/** Most events a lane holds; past it the newest are left to the journaled send (a lane stalled behind a hung ingress). */
+const MAX_QUEUED = 4_096
+/** Tries of one batch before the courier leaves it to the journaled send. */
+const MAX_TRIES = 3
 /** A lane with nothing queued this long is forgotten (a replay in this process after that sends its events again, once). */
 const IDLE_LANE_MS = 5 * 60_000
 
@@ -47,6 +51,8 @@ interface Lane {
   timer: NodeJS.Timeout | undefined
   lastSentMs: number
   touchedMs: number
+  /** Failed tries of the batch at the head of `queued`. */
+  failures: number
 }
 
 /** A courier posting batches to `events/<key>/deliver` through Restate's ingress, one request at a time per source. */
@@ -66,22 +72,32 @@ export function createEventCourier(options: EventCourierOptions): EventCourier {
   const schedule = (lane: Lane): void => {
     if (lane.sending || lane.timer !== undefined || lane.queued.length === 0) return
     const waitMs = Math.max(0, lane.lastSentMs + windowMs - performance.now())
+    const backoffMs = lane.failures > 0 ? Math.max(windowMs, 100) * 2 ** lane.failures : 0
     lane.timer = setTimeout(() => {
       lane.timer = undefined
       void send(lane)
-    }, waitMs)
+    }, Math.max(waitMs, backoffMs))
+    lane.timer.unref()
   }
 
   const send = async (lane: Lane): Promise<void> => {
-    const events = lane.queued.splice(0, MAX_BATCH)
+    const events = lane.queued.slice(0, MAX_BATCH)
     const request: DeliverEventsRequest = { source: lane.source, from: lane.next, events }
-    lane.next += events.length
     lane.sending = true
     batches += 1
     try {
-      await post(options.ingressUrl, lane.logKey, request)
+      const { delivered } = await post(options.ingressUrl, lane.logKey, request)
+      lane.failures = 0
+      // The log may hold more of this source than this batch (a replay carries what the journal already brought):
+      // skip to where it stands, so a replay posts one batch, not the whole invocation again.
+      skipTo(lane, Math.max(lane.next + events.length, delivered))
     } catch (error) {
       options.onError?.(error)
+      lane.failures += 1
+      if (lane.failures >= MAX_TRIES) { // leave this batch to the journaled send
+        lane.failures = 0
+        skipTo(lane, lane.next + events.length)
+      }
     } finally {
       lane.sending = false
       lane.lastSentMs = performance.now()
@@ -95,17 +111,17 @@ export function createEventCourier(options: EventCourierOptions): EventCourier {
       const now = performance.now()
       sweep(lanes, now)
       const id = `${logKey}\u0000${source}`
-      const lane = lanes.get(id) ?? { logKey, source, next: from, queued: [], sending: false, timer: undefined, lastSentMs: -Infinity, touchedMs: now }
+      const lane = lanes.get(id) ?? { logKey, source, next: from, queued: [], sending: false, timer: undefined, lastSentMs: -Infinity, touchedMs: now, failures: 0 }
       lanes.set(id, lane)
       lane.touchedMs = now
       const end = lane.next + lane.queued.length
-      if (from > end) { // events this lane never saw (it was forgotten): start again from these
+      if (from > end && !lane.sending) { // events this lane never saw (it was forgotten or full): start again from these
         lane.next = from
         lane.queued = []
       }
       const fresh = events.slice(Math.max(0, lane.next + lane.queued.length - from))
-      if (fresh.length === 0) return
-      lane.queued.push(...fresh)
+      if (fresh.length === 0 || from > lane.next + lane.queued.length) return
+      lane.queued.push(...fresh.slice(0, Math.max(0, MAX_QUEUED - lane.queued.length)))
       schedule(lane)
     },
     idle() {
@@ -114,6 +130,13 @@ export function createEventCourier(options: EventCourierOptions): EventCourier {
     },
     batches: () => batches,
   }
+}
+
+/** Drops the queued events before index `next` (sent, or already in the log). */
+function skipTo(lane: Lane, next: number): void {
+  if (next <= lane.next) return
+  lane.queued.splice(0, Math.min(lane.queued.length, next - lane.next))
+  lane.next = next
 }
 
 function sweep(lanes: Map<string, Lane>, now: number): void {

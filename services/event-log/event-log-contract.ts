@@ -32,7 +32,16 @@ export interface AppendEventsRequest { events: NewSessionEvent[] }
  * Input of `events/<key>/deliver` (exclusive): events `from … from+events.length-1` of `source`, numbered by the
  * invocation that recorded them (0 is its first event). The log appends those it does not hold yet, in order.
  */
-export interface DeliverEventsRequest { source: string; from: number; events: NewSessionEvent[] }
+export interface DeliverEventsRequest {
+  source: string
+  from: number
+  events: NewSessionEvent[]
+  /**
+   * Sent by the recording invocation's journal (certain, in order) rather than the courier: past the source's cursor
+   * it is appended anyway (the events before it are lost for good, its own are not), where a courier batch is dropped.
+   */
+  journaled?: boolean
+}
 
 /** Output of `events/<key>/deliver`: how many events of the source the log holds now (a gap appends nothing). */
 export interface DeliverEventsResult { delivered: number }

@@ -32,15 +32,16 @@ async function append(ctx: restate.ObjectContext, request: AppendEventsRequest):
 /**
  * Appends the events of `request.source` the log does not hold yet. Two paths bring the same events: the services'
  * courier (fast, outside the journal, possibly twice after a crash) and the recording invocation's journaled one-way
- * sends (certain). The source's cursor makes each event land once and in its order; a batch that starts past the
- * cursor (a lost courier batch) appends nothing: the journaled send that covers it follows.
+ * sends (certain). The source's cursor makes each event land once and in its order; a courier batch that starts
+ * past the cursor (after a lost one) appends nothing: the journaled send that covers it follows. The log keeps the
+ * cursors of its latest 64 sources.
  */
 async function deliver(ctx: restate.ObjectContext, request: DeliverEventsRequest): Promise<DeliverEventsResult> {
   const sources = (await ctx.get<Record<string, number>>(EVENT_SOURCES_STATE_KEY)) ?? {}
   const held = sources[request.source] ?? 0
   const end = request.from + request.events.length
-  if (request.from > held || end <= held) return { delivered: held }
-  await appendToLog(ctx, request.events.slice(held - request.from))
+  if (end <= held || (request.from > held && request.journaled !== true)) return { delivered: held }
+  await appendToLog(ctx, request.events.slice(Math.max(0, held - request.from)))
   delete sources[request.source] // re-inserted last: the cursors stay in the order of their latest delivery
   sources[request.source] = end
   const names = Object.keys(sources)

@@ -7,8 +7,10 @@ import type { EventLogObject } from './event-log-object'
 const EventLog: EventLogObject = { name: EVENTS_SERVICE }
 
 /**
- * With a courier, the journaled send carries this many events at most: at most this many events of a running
- * invocation depend on the courier alone, and the journal pays one one-way call per this many events.
+ * The journaled send leaves once this many events are unsynced: at most this many events of a running invocation
+ * (plus those of the write that passed it) depend on the courier alone, and the journal pays one one-way call per
+ * this many events. Durable: it decides where the sends stand in the journal, so runs in flight replay only with it
+ * unchanged (a new value needs a new `eventRecording`).
  */
 export const OUTBOX_SYNC_EVERY = 64
 
@@ -20,8 +22,9 @@ export interface SessionEventOutbox {
   /** Hands over the events of one session write, in order. */
   publish(events: readonly NewSessionEvent[]): void
   /**
-   * Journals a one-way `deliver` of the events published since the last sync. Call it after the invocation's last
-   * write (success and failure alike): from then on the log gets them even if no courier batch ever arrives.
+   * Journals a one-way `deliver` of the events published since the last sync (nothing when there are none). Call it
+   * after the invocation's last write, on success and failure alike, and before the run waits on another invocation
+   * or a person: from then on the log gets them even if no courier batch ever arrives.
    */
   sync(): void
 }
@@ -36,10 +39,12 @@ export type EventRecording = 'outbox' | 'per-write'
 /**
  * The outbox of the invocation running in `ctx`, towards the log of `logKey`.
  *
- * With a courier, events reach the log through it within its window, outside the journal, and the journal carries
- * them in batches of {@link OUTBOX_SYNC_EVERY} and at the invocation's end: no journal entry per write, and still
- * every event exactly once (the log keeps a cursor per invocation). Without one, every publish is a journaled
- * one-way `deliver` at once. With `recording: 'per-write'` every publish is a journaled `append`, as before the outbox.
+ * The courier (when the process has one) brings the events to the log within its window, outside the journal; the
+ * journal carries them in batches of {@link OUTBOX_SYNC_EVERY}, with each question, and at each `sync()`: no journal
+ * entry per write, and still every event exactly once (the log keeps a cursor per invocation). What is journaled
+ * depends only on the events, never on the courier: an attempt in a process without one replays the same journal
+ * (its events only arrive later). With `recording: 'per-write'` every publish is a journaled `append`, as before the
+ * outbox.
  */
 export function createEventOutbox(ctx: restate.Context, logKey: string, courier: EventCourier | undefined, recording: EventRecording = 'outbox'): SessionEventOutbox {
   if (recording === 'per-write') return perWriteOutbox(ctx, logKey)
@@ -49,7 +54,7 @@ export function createEventOutbox(ctx: restate.Context, logKey: string, courier:
   let unsynced: NewSessionEvent[] = []
   const sync = (): void => {
     if (unsynced.length === 0) return
-    ctx.objectSendClient(EventLog, logKey).deliver({ source, from: synced, events: unsynced })
+    ctx.objectSendClient(EventLog, logKey).deliver({ source, from: synced, events: unsynced, journaled: true })
     synced = published
     unsynced = []
   }
@@ -60,7 +65,7 @@ export function createEventOutbox(ctx: restate.Context, logKey: string, courier:
       published += events.length
       unsynced.push(...events)
       // A question parks the run until a person answers: its events must reach the log even if the courier fails.
-      if (!courier || unsynced.length >= OUTBOX_SYNC_EVERY || events.some(event => event.type === 'question')) sync()
+      if (unsynced.length >= OUTBOX_SYNC_EVERY || events.some(event => event.type === 'question')) sync()
     },
     sync,
   }

@@ -62,4 +62,35 @@ describe('event courier against a real Restate server', () => {
     const log = await h().call<ReadEventsResult>('events/t1~two/read', { after: 0 })
     expect(indexes(log.body)).toEqual([0, 1, 10, 11])
   })
+
+  it('appends a journaled batch past the cursor (its events are certain), where a courier batch is dropped', async () => {
+    await h().call('events/t1~certain/deliver', { source: 'inv-4', from: 0, events: events(0, 2) })
+    const dropped = await h().call<{ delivered: number }>('events/t1~certain/deliver', { source: 'inv-4', from: 5, events: events(5, 1) })
+    expect(dropped.body.delivered).toBe(2)
+    const kept = await h().call<{ delivered: number }>('events/t1~certain/deliver', { source: 'inv-4', from: 5, events: events(5, 2), journaled: true })
+    expect(kept.body.delivered).toBe(7)
+    const log = await h().call<ReadEventsResult>('events/t1~certain/read', { after: 0 })
+    expect(indexes(log.body)).toEqual([0, 1, 5, 6])
+  })
+
+  it('a replay in a fresh process posts one batch, then skips to where the log stands', async () => {
+    await h().call('events/t1~replay/deliver', { source: 'inv-5', from: 0, events: events(0, 600), journaled: true })
+    const courier = createEventCourier({ ingressUrl: h().ingressUrl, windowMs: 0 })
+    // A replay records the invocation's 600 events again, in writes of one event, then one new event.
+    for (let index = 0; index < 601; index++) courier.carry('t1~replay', 'inv-5', index, events(index, 1))
+    await courier.idle()
+    const log = await h().call<ReadEventsResult>('events/t1~replay/read', { after: 0, limit: 500 })
+    expect(log.body.count).toBe(601)
+    expect(courier.batches()).toBeLessThanOrEqual(3)
+  })
+
+  it('leaves a batch it cannot post to the journaled send after three tries', async () => {
+    const failures: unknown[] = []
+    const courier = createEventCourier({ ingressUrl: 'http://127.0.0.1:1', windowMs: 0, onError: error => failures.push(error) })
+    courier.carry('t1~down', 'inv-6', 0, events(0, 2))
+    await courier.idle()
+    expect(failures).toHaveLength(3)
+    const log = await h().call<ReadEventsResult>('events/t1~down/read', { after: 0 })
+    expect(log.body.count).toBe(0)
+  })
 })

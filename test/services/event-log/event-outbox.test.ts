@@ -43,12 +43,17 @@ describe('event outbox', () => {
     expect(sent.map(send => [send.request.from, send.request.events.map(item => item.type)])).toEqual([[0, ['run:start', 'tool:start', 'question']]])
   })
 
-  it('without a courier, journals a numbered deliver per write', () => {
-    const { ctx, sent } = recordingContext()
-    const outbox = createEventOutbox(ctx, 't1~s', undefined)
-    outbox.publish([event(), event()])
-    outbox.publish([event()])
-    expect(sent.map(send => [send.handler, send.request.from, send.request.events.length])).toEqual([['deliver', 0, 2], ['deliver', 2, 1]])
+  it('journals the same sends with or without a courier: the journal never depends on the process', () => {
+    const journalOf = (courier: EventCourier | undefined): unknown[] => {
+      const { ctx, sent } = recordingContext()
+      const outbox = createEventOutbox(ctx, 't1~s', courier)
+      for (let index = 0; index < OUTBOX_SYNC_EVERY + 3; index++) outbox.publish([event(index === 10 ? 'question' : 'tool:end')])
+      outbox.sync()
+      return sent.map(send => [send.handler, send.request.from, send.request.events.length])
+    }
+    // The question (index 10) takes the first 11 events; the other 56 stay under 64 until the sync.
+    expect(journalOf(undefined)).toEqual([['deliver', 0, 11], ['deliver', 11, OUTBOX_SYNC_EVERY + 3 - 11]])
+    expect(journalOf(recordingCourier().courier)).toEqual(journalOf(undefined))
   })
 
   it('per write, journals the append runs made before the outbox, unnumbered, and syncs nothing', () => {

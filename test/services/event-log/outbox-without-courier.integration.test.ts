@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SessionRunResult } from '../../../services/contract'
+import type { ReadEventsResult } from '../../../services/event-log/event-log-contract'
+import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
+import type { RestateHarness } from '../../helpers/restate/restate-harness'
+
+/**
+ * The session services with a courier that never gets through (its ingress is a closed port): everything an outbox
+ * run records reaches the log through its journaled sends alone.
+ */
+describe('event outbox when the courier fails', () => {
+  let harness: RestateHarness | undefined
+  const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
+  beforeAll(async () => {
+    process.env.RESTATE_INGRESS_URL = 'http://127.0.0.1:1'
+    const { sessionObject } = await import('../../../services/agent-object/session-object')
+    const { childService } = await import('../../../services/child-runner/child-service')
+    const { resumerObject } = await import('../../../services/resumer/resumer-object')
+    const { eventLogObject, eventWatchService } = await import('../../../services/event-log/event-log-object')
+    const { inboxObject } = await import('../../../services/inbox/inbox-object')
+    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, inboxObject, eventLogObject, eventWatchService] })
+  })
+  afterAll(async () => {
+    delete process.env.RESTATE_INGRESS_URL
+    await harness?.stop()
+  })
+  printLogsOnFailure(() => harness)
+
+  const run = async (key: string, prompt: string): Promise<void> => { await h().call<SessionRunResult>(`session/${key}/run`, { prompt, eventRecording: 'outbox' }) }
+  const logOnce = async (key: string, done: (events: ReadEventsResult['events']) => boolean): Promise<ReadEventsResult['events']> => h().waitFor(async () => {
+    const read = await h().call<ReadEventsResult>(`events/${key}/read`, { after: 0 })
+    return done(read.body.events) ? read.body.events : undefined
+  }, 10_000, `the events of ${key}`)
+  const types = (events: ReadEventsResult['events']): string[] => events.map(event => event.type)
+
+  it('brings every event of a run with its end', async () => {
+    await run('t1~nc-todo', 'todo: one | two')
+    const events = await logOnce('t1~nc-todo', all => all.some(event => event.type === 'run:end'))
+    expect(types(events)).toEqual(['run:start', 'tool:start', 'tool:end', 'turn:end', 'turn:end', 'run:end'])
+  })
+
+  it('brings a question while the run waits for the answer', async () => {
+    await h().send('session/t1~nc-ask/run', { prompt: 'ask: colour?', eventRecording: 'outbox' })
+    const events = await logOnce('t1~nc-ask', all => all.some(event => event.type === 'question'))
+    expect(types(events)).toEqual(['run:start', 'tool:start', 'question'])
+  })
+
+  it('brings the end of a run that failed for good, written by its clean-up', async () => {
+    await h().call(`session/t1~nc-fail/run`, { prompt: 'fail: on purpose', eventRecording: 'outbox' })
+    const events = await logOnce('t1~nc-fail', all => all.some(event => event.type === 'run:end'))
+    expect(events.at(-1)?.data).toMatchObject({ status: 'failed' })
+  })
+
+  it('puts the parent\'s spawn call before its children\'s events', async () => {
+    await run('t1~nc-spawn', 'spawn: a | b')
+    const events = await logOnce('t1~nc-spawn', all => all.some(event => event.type === 'run:end'))
+    const spawnStart = events.findIndex(event => event.type === 'tool:start' && event.data.name === 'spawn')
+    const firstChild = events.findIndex(event => event.type === 'child:start')
+    expect(spawnStart).toBeGreaterThanOrEqual(0)
+    expect(firstChild).toBeGreaterThan(spawnStart)
+    expect(types(events).filter(type => type === 'child:end')).toHaveLength(2)
+  })
+})
