@@ -22,6 +22,11 @@ export interface ProcessHandle {
   stop(): Promise<void>
   /** Starts a stopped process again (supervised as before). */
   restart(): void
+  /**
+   * After a planned kill: starts the process now if it waits for its automatic restart (it is left alone when it
+   * already runs again), and forgets the exit, so the next automatic restart waits 100 ms again.
+   */
+  resume(): void
 }
 
 const MAX_BACKOFF_MS = 10_000
@@ -69,6 +74,14 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
       clearTimeout(restartTimer)
       stopping = false
       backoffMs = 100
+      start()
+    },
+    resume: () => {
+      backoffMs = 100
+      quickExits = 0
+      if (restartTimer === undefined || stopping) return
+      clearTimeout(restartTimer)
+      restartTimer = undefined
       start()
     },
     stop: async () => {
