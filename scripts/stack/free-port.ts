@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { isProcessAlive } from '../../src/durable/process-alive'
 
 /**
  * Where handed-out ports are claimed, machine-wide: one file per port holding the pid of the process that took it.
@@ -23,15 +24,6 @@ function ephemeralLow(): number {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /** Claims `port` for this process; false when a live process (this one included) holds it. A dead owner's claim is taken over. */
 export function claimPort(port: number): boolean {
   mkdirSync(CLAIMS_FOLDER, { recursive: true })
@@ -46,7 +38,7 @@ export function claimPort(port: number): boolean {
   }
   if (write()) return true
   const owner = Number(readFileSync(file, 'utf8'))
-  if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) return false
+  if (Number.isInteger(owner) && owner > 0 && isProcessAlive(owner)) return false
   rmSync(file, { force: true })
   return write()
 }

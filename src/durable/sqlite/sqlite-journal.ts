@@ -3,6 +3,7 @@ import { hostname } from 'node:os'
 import { DurableError, RunTakenOverError } from '../../errors/zidane-error'
 import { toDurableError } from './open-database'
 import { StartLog, startLogPath } from './start-log'
+import { isProcessAlive } from '../process-alive'
 
 /** Owners of live runtimes in this process: an owner row with our pid that is not here belongs to a closed or abandoned runtime. */
 const liveLocalOwners = new Set<string>()
@@ -150,7 +151,7 @@ export class SqliteJournal {
     if (Date.now() - row.heartbeat_at > this.settings.leaseMs) return false
     if (row.host !== hostname()) return true
     if (row.pid === process.pid) return false
-    return processExists(row.pid)
+    return isProcessAlive(row.pid)
   }
 
   /** Renews this owner's lease. */
@@ -215,11 +216,3 @@ export class SqliteJournal {
   }
 }
 
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEgressProxy } from './egress-proxy'
 import type { EgressProxy, EgressProxyOptions } from './egress-proxy'
+import { isProcessAlive } from '../../durable/process-alive'
 
 /** Where the proxy's unix socket appears inside the sandbox. */
 const SOCKET_INSIDE = '/run/zidane/egress.sock'
@@ -54,15 +55,7 @@ const FOLDER_PREFIX = 'zidane-egress-'
 function removeFoldersOfDeadProcesses(): void {
   for (const entry of readdirSync(tmpdir()).filter(name => name.startsWith(FOLDER_PREFIX))) {
     const pid = Number(entry.slice(FOLDER_PREFIX.length).split('-')[0])
-    if (Number.isInteger(pid) && pid > 0 && !isRunning(pid)) rmSync(join(tmpdir(), entry), { recursive: true, force: true })
+    if (Number.isInteger(pid) && pid > 0 && !isProcessAlive(pid)) rmSync(join(tmpdir(), entry), { recursive: true, force: true })
   }
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
