@@ -136,7 +136,7 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
       return sent
     },
     async attach(invocationId, signal) {
-      return call<SessionRunResult>(`${endpoints.ingressUrl}/restate/invocation/${encodeURIComponent(invocationId)}/attach`, {
+      return call<SessionRunResult>(attachUrl(invocationId), {
         method: 'GET',
         signal: signal ?? neverAborted,
       })

@@ -45,7 +45,7 @@ export interface ServicesConfig {
   maxChildrenPerRun: number
   /**
    * Restate's ingress as the services reach it (`RESTATE_INGRESS_URL`): the event courier posts recorded events there
-   * at once. Unset: every session write journals its own one-way send to the log instead (slower, same events).
+   * at once. Unset: events reach the log only through the runs' journaled batches (later, the same events).
    */
   ingressUrl: string | undefined
   /** Shortest time between two courier batches of one invocation (`ZIDANE_EVENT_WINDOW_MS`, default 25). */

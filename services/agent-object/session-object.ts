@@ -46,11 +46,10 @@ async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest
     ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
   }, async (ending) => {
-    outbox.sync()
     try {
       await recordEnding(ctx, invocation, ending, outbox)
     } finally {
-      outbox.sync()
+      outbox.sync() // the run's events and the clean-up's, even when the clean-up failed
     }
   })
 }

@@ -57,7 +57,6 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest, outbox: 
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, processLiveHub)
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}) })
-  outbox.sync()
   const endedAt = await ctx.date.now()
   const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' || stats.status === 'limit' ? stats.status : 'error'
   const result: ChildRunResult = { text: stats.text, status, stats, turns: [...session.turns], startedAt, endedAt, children: merged }
@@ -70,9 +69,9 @@ export const childService = restate.service({
   name: CHILD_SERVICE,
   handlers: {
     run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, async (ctx: restate.Context, request: ChildRunRequest) => {
-      // Per write, as before the outbox: a child started by an older parent replays on this code unchanged.
+      // Per write, as before the outbox (nothing to sync): a child started by an older parent replays on this code unchanged.
       const outbox = createEventOutbox(ctx, rootSessionKey(request.sessionId ?? 'children'), undefined, 'per-write')
-      return withErrorBoundary(() => runChild(ctx, request, outbox), async () => outbox.sync())
+      return withErrorBoundary(() => runChild(ctx, request, outbox), async () => undefined)
     }),
   },
 })

@@ -103,8 +103,9 @@ async function unsubscribe(ctx: restate.ObjectContext, request: UnsubscribeReque
 }
 
 /**
- * The session event log: one virtual object per session key. `deliver` (exclusive) brings the events of the
- * session's runs and sub-agents as they happen (see `event-outbox.ts`), `append` those of runs recorded before it, `read` (shared) serves ranges, `subscribe`/`unsubscribe` (exclusive) manage the
+ * The session event log: one virtual object per session key. `deliver` (exclusive) brings the numbered events of
+ * the session's runs (see `event-outbox.ts`), `append` those recorded one write at a time (sub-agents, steering runs,
+ * runs created before the outbox), `read` (shared) serves ranges, `subscribe`/`unsubscribe` (exclusive) manage the
  * awakeables of waiting viewers. Its lock is not the session's: sub-agents append while the session's run holds that.
  */
 export const eventLogObject = restate.object({

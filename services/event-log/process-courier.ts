@@ -5,8 +5,9 @@ import type { EventCourier } from './event-courier'
 let courier: EventCourier | null | undefined
 
 /**
- * The services process's one event courier, towards `RESTATE_INGRESS_URL`; `undefined` when that is unset (the
- * outboxes then journal a send per write). One warning per failure streak: its events still arrive, journaled.
+ * The services process's one event courier, towards `RESTATE_INGRESS_URL`; `undefined` when that is unset (events
+ * then reach the log through the outboxes' journaled batches alone). One warning a minute while batches fail: their
+ * events still arrive, journaled.
  */
 export function processEventCourier(): EventCourier | undefined {
   if (courier !== undefined) return courier ?? undefined

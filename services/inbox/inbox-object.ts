@@ -5,8 +5,6 @@ import type { SessionObject } from '../agent-object/session-object'
 
 /** State key of the messages waiting for a run. Durable: never rename. */
 export const INBOX_MESSAGES_KEY = 'messages'
-/** State key of the awakeable a running run waits on to learn that a message is waiting. Durable: never rename. */
-export const WATCHER_KEY = INBOX_WATCHER_STATE_KEY
 /** State key set while a `session/<key>/deliver` is on its way and has not taken the messages yet. Durable: never rename. */
 export const DELIVERY_SCHEDULED_KEY = 'delivery_scheduled'
 
@@ -22,10 +20,10 @@ async function add(ctx: restate.ObjectContext, request: AddMessageRequest): Prom
   const id = ctx.request().id
   const waiting = (await ctx.get<InboxMessage[]>(INBOX_MESSAGES_KEY)) ?? []
   ctx.set(INBOX_MESSAGES_KEY, [...waiting, { id, text: request.text, receivedAt: await ctx.date.now() }])
-  const watcher = await ctx.get<string>(WATCHER_KEY)
+  const watcher = await ctx.get<string>(INBOX_WATCHER_STATE_KEY)
   if (watcher !== null) {
     ctx.resolveAwakeable(watcher, null)
-    ctx.clear(WATCHER_KEY)
+    ctx.clear(INBOX_WATCHER_STATE_KEY)
   }
   if (!(await ctx.get<boolean>(DELIVERY_SCHEDULED_KEY))) {
     ctx.objectSendClient(Session, ctx.key).deliver()
@@ -41,7 +39,7 @@ async function add(ctx: restate.ObjectContext, request: AddMessageRequest): Prom
 async function watch(ctx: restate.ObjectContext, request: WatchInboxRequest): Promise<void> {
   const waiting = (await ctx.get<InboxMessage[]>(INBOX_MESSAGES_KEY)) ?? []
   if (waiting.length > 0) ctx.resolveAwakeable(request.awakeableId, null)
-  else ctx.set(WATCHER_KEY, request.awakeableId)
+  else ctx.set(INBOX_WATCHER_STATE_KEY, request.awakeableId)
 }
 
 /** Hands every waiting message to the caller (the session's run at a turn boundary, or its `deliver`) and forgets them. */
