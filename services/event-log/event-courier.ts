@@ -61,9 +61,10 @@ export function createEventCourier(options: EventCourierOptions): EventCourier {
   const lanes = new Map<string, Lane>()
   let idleWaiters: Array<() => void> = []
   let batches = 0
+  let sweptMs = performance.now()
   const busy = (): boolean => [...lanes.values()].some(lane => lane.sending || lane.timer !== undefined || lane.queued.length > 0)
   const settle = (): void => {
-    if (busy()) return
+    if (idleWaiters.length === 0 || busy()) return
     const waiters = idleWaiters
     idleWaiters = []
     for (const wake of waiters) wake()
@@ -109,7 +110,10 @@ export function createEventCourier(options: EventCourierOptions): EventCourier {
   return {
     carry(logKey, source, from, events) {
       const now = performance.now()
-      sweep(lanes, now)
+      if (now - sweptMs > IDLE_LANE_MS / 10) { // not on every write: a scan of every lane
+        sweptMs = now
+        sweep(lanes, now)
+      }
       const id = `${logKey}\u0000${source}`
       const lane = lanes.get(id) ?? { logKey, source, next: from, queued: [], sending: false, timer: undefined, lastSentMs: -Infinity, touchedMs: now, failures: 0 }
       lanes.set(id, lane)
