@@ -41,7 +41,8 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
   const variants = [defaultVariant(), sqliteVariant('FULL'), sqliteVariant('NORMAL'), restateVariant(CENSUSED.ours, server, 'BenchAgent'), restateVariant(CENSUSED.hand, server, 'HandLoop'),
     restateVariant(CENSUSED.logged, server, 'BenchAgent', { eventLog: 'outbox' }), restateVariant(CENSUSED.perWrite, server, 'BenchAgent', { eventLog: 'per-write' }),
     restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true }),
-    restateVariant('restate start marks', server, 'BenchAgent', { startLog: true })]
+    restateVariant('restate start marks', server, 'BenchAgent', { startLog: true }),
+    restateVariant('restate + event log without courier', server, 'BenchAgent', { eventLog: 'outbox', withoutCourier: true })]
   const commits = commitProbe()
   const records = new Map<string, RunRecords>(Object.values(CENSUSED).map(name => [name, { invocations: [], events: [] }]))
   try {
@@ -91,6 +92,7 @@ function addSectionTwo(samples: Map<string, number[][]>, census: Censuses, turns
     figureOf(2, 'restate runtime + event log ÷ hand-written loop', '×', logged, { target: { text: '≤ 1.15×', met: logged.median <= 1.15 } }),
     figureOf(2, 'restate runtime + event log (outbox and courier, as the deployment)', 'ms/turn', summarize(flat(samples, CENSUSED.logged)), { ratio: toHand(CENSUSED.logged) }),
     figureOf(2, 'diagnostic: event log with a journaled append per write (before the outbox)', 'ms/turn', summarize(flat(samples, CENSUSED.perWrite)), { ratio: toHand(CENSUSED.perWrite) }),
+    figureOf(2, 'diagnostic: event log without the courier (journaled sends only)', 'ms/turn', summarize(flat(samples, 'restate + event log without courier')), { ratio: toHand('restate + event log without courier') }),
     figureOf(2, 'diagnostic: restate, coalesce: true (fewer ctx.date.now)', 'ms/turn', summarize(flat(samples, 'restate coalesce')), { ratio: toHand('restate coalesce') }),
     figureOf(2, 'diagnostic: restate, session in memory (no SetState)', 'ms/turn', summarize(flat(samples, 'restate memory session')), { ratio: toHand('restate memory session') }),
     figureOf(2, 'restate + start marks of unsafe calls (startLog, synced files)', 'ms/turn', summarize(flat(samples, 'restate start marks')), { ratio: toHand('restate start marks'), note: `${summarize(paired(samples, 'restate start marks', 'restate', (variant, base) => variant - base)).median.toFixed(3)} ms/turn over the runtime alone (one unsafe call per turn)` }),

@@ -30,6 +30,8 @@ export interface BenchRunRequest extends ScriptedRunShape {
   eventLog?: 'outbox' | 'per-write'
   /** Give the runtime a file start log (the deployment's marks of unsafe calls, synced files) in a temporary folder. */
   startLog?: boolean
+  /** Diagnostic of `eventLog: 'outbox'`: leave the bench's courier out (only the journaled sends bring the events). */
+  withoutCourier?: boolean
   /** Count live executions of the tool in `liveToolCalls` under the object key. */
   countToolCalls?: boolean
 }
@@ -37,9 +39,13 @@ export interface BenchRunRequest extends ScriptedRunShape {
 let startLog: StepStartLog | undefined
 let courier: EventCourier | undefined
 
-/** Points the bench's event courier at the server's ingress (the outbox variant's fast path, as the services'). */
+/**
+ * Points the bench's event courier at the server's ingress (the outbox variant's fast path, as the services'). Its
+ * window is the services' default, or `ZIDANE_EVENT_WINDOW_MS` as the services read it.
+ */
 export function useBenchCourier(ingressUrl: string): EventCourier {
-  courier = createEventCourier({ ingressUrl })
+  const windowMs = Number(process.env.ZIDANE_EVENT_WINDOW_MS)
+  courier = createEventCourier({ ingressUrl, ...(Number.isFinite(windowMs) && windowMs >= 0 && process.env.ZIDANE_EVENT_WINDOW_MS ? { windowMs } : {}) })
   return courier
 }
 
@@ -66,7 +72,7 @@ export const benchAgent = restate.object({
   name: 'BenchAgent',
   handlers: {
     run: async (ctx: restate.ObjectContext, request: BenchRunRequest): Promise<BenchRunResult> => {
-      const outbox: SessionEventOutbox | undefined = request.eventLog ? createEventOutbox(ctx, ctx.key, courier, request.eventLog) : undefined
+      const outbox: SessionEventOutbox | undefined = request.eventLog ? createEventOutbox(ctx, ctx.key, request.withoutCourier ? undefined : courier, request.eventLog) : undefined
       const durable = restateRuntime(ctx, {
         promises: restate.RestatePromise,
         idSeed: ctx.key,

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { HooksProvider } from '@restatedev/restate-sdk'
@@ -36,16 +35,16 @@ export function createAttemptDrain(): AttemptDrain {
   const attempts = new Set<AttemptStream>()
   /** The open attempt of each invocation id (Restate sends one attempt of an invocation at a time). */
   const byInvocation = new Map<string, AttemptStream>()
-  const current = new AsyncLocalStorage<AttemptStream>()
   let draining = false
   let runningSteps = 0
   let onClosed = (): void => undefined
   // The provider is called once per attempt as it starts. Its attempt is found by its invocation id (the stream's
-  // header) and kept for its steps: the SDK may start a step's closure from input that arrived on another stream's
-  // callback, whose async context names another attempt or none.
+  // header, recorded before the SDK sees the request) and kept for its steps: the SDK may start a step's closure from
+  // input that arrived on another stream's callback, so no async context would name the right attempt. (None is
+  // used: an enabled AsyncLocalStorage makes Node run a hook on every promise of the process.)
   const hooks: HooksProvider = ({ request }) => {
-    const attempt = byInvocation.get(String(request.id)) ?? current.getStore()
-    return { interceptor: { run: async (_name, next) => runStep(attempt ?? current.getStore(), next) } }
+    const attempt = byInvocation.get(String(request.id))
+    return { interceptor: { run: async (_name, next) => runStep(attempt, next) } }
   }
   const runStep = async (attempt: AttemptStream | undefined, next: () => Promise<void>): Promise<void> => {
     // Its stream has ended: the result could not be journaled, so the step must not run (the retry runs it).
@@ -74,8 +73,7 @@ export function createAttemptDrain(): AttemptDrain {
       })
       attempts.add(attempt)
       byInvocation.set(invocationId, attempt)
-      // The SDK runs the whole attempt (and its step closures) from this call: its async context names the attempt.
-      current.run(attempt, () => inner(request, response))
+      inner(request, response)
     },
     drain: () => {
       draining = true

@@ -57,6 +57,7 @@ export function createEventOutbox(ctx: restate.Context, logKey: string, courier:
     ctx.objectSendClient(EventLog, logKey).deliver({ source, from: synced, events: unsynced, journaled: true })
     synced = published
     unsynced = []
+    courier?.journaled(logKey, source, synced)
   }
   return {
     publish(events) {

@@ -1,3 +1,4 @@
+import { copyData } from './copy-data'
 import type { JsonObject } from './json'
 import type { ToolStateStore } from '../session/types'
 
@@ -5,8 +6,8 @@ import type { ToolStateStore } from '../session/types'
 export function createMemoryToolStateStore(): ToolStateStore {
   const values = new Map<string, JsonObject>()
   return {
-    get: async key => (values.has(key) ? structuredClone(values.get(key) as JsonObject) : null),
-    set: async (key, value) => { values.set(key, structuredClone(value)) },
-    snapshot: async () => structuredClone(Object.fromEntries(values)),
+    get: async key => (values.has(key) ? copyData(values.get(key) as JsonObject) : null),
+    set: async (key, value) => { values.set(key, copyData(value)) },
+    snapshot: async () => copyData(Object.fromEntries(values)),
   }
 }

@@ -1,3 +1,4 @@
+import { copyData } from '../durable/copy-data'
 import { SessionError } from '../errors/zidane-error'
 import type { JsonObject } from '../durable/json'
 import type { SessionClock } from '../session/session'
@@ -127,11 +128,11 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
       return mutate('save', async (writer) => {
         await log.load()
         const { turns, runs, window: _window, ...meta } = session
-        log.replaceTurns(writer, structuredClone(turns), session.window?.turnOffset ?? 0)
+        log.replaceTurns(writer, copyData(turns), session.window?.turnOffset ?? 0)
         // Both stamps come from the store's replay-stable clock: the caller's (often Date.now()) would put a
         // different value into the journaled state write on every replay.
         const now = await clock.now()
-        log.writeRuns(writer, structuredClone(runs), session.window?.runOffset ?? 0, true)
+        log.writeRuns(writer, copyData(runs), session.window?.runOffset ?? 0, true)
         log.writeHeader(writer, { ...meta, createdAt: log.header?.createdAt ?? now, updatedAt: now })
       })
     },
@@ -146,7 +147,7 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
         await log.load()
         const { runs, window, turns: _turns, ...rest } = meta as SessionMeta & { turns?: unknown }
         const now = await clock.now()
-        log.writeRuns(writer, structuredClone(runs), window?.runOffset ?? 0, false)
+        log.writeRuns(writer, copyData(runs), window?.runOffset ?? 0, false)
         log.writeHeader(writer, { ...rest, createdAt: log.header?.createdAt ?? now, updatedAt: now })
       })
     },
@@ -243,6 +244,8 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
   let loading: Promise<void> | undefined
   let turnOffset = 0
   let turns: SessionTurn[] = []
+  /** Ids of `turns`, built on the first append after a load or a replace. */
+  let knownTurnIds: Set<string> | undefined
   let runOffset = 0
   let runs: SessionRun[] = []
   /** JSON of each loaded run record, to write only the records that changed. */
@@ -263,7 +266,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
           runs = await readSessionRuns(ctx, header.runFrom, header.runCount, promises)
           runJson = runs.map(run => JSON.stringify(run))
           before = { topLevel: header.topLevelRunCount - topLevelLoaded(), children: header.childRunCount - (runs.length - topLevelLoaded()) }
-          totals = structuredClone(header.totals)
+          totals = copyData(header.totals)
         }
         log.header ??= header // a header written while the read was in flight wins
       })()
@@ -276,24 +279,25 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
         schemaVersion: header.schemaVersion,
         id: header.id,
         status: header.status,
-        turns: structuredClone(turns),
-        runs: structuredClone(runs),
+        turns: copyData(turns),
+        runs: copyData(runs),
         createdAt: header.createdAt,
         updatedAt: header.updatedAt,
-        metadata: structuredClone(header.metadata),
+        metadata: copyData(header.metadata),
       }
       if (header.historyFrom > 0) data.historyFrom = header.historyFrom
       if (turnOffset > 0 || runOffset > 0) data.window = { turnOffset, runOffset, topLevelRunsBefore: before.topLevel, childRunsBefore: before.children }
       return data
     },
     appendTurns(writer, fresh) {
-      const known = new Set(turns.map(turn => turn.id))
+      const known = knownTurnIds ??= new Set(turns.map(turn => turn.id))
       let added = false
       for (const turn of fresh) {
         if (known.has(turn.id)) continue
         known.add(turn.id)
         writer.set(sessionTurnStateKey(turnOffset + turns.length), turn)
-        turns.push(structuredClone(turn))
+        // Kept as given, not copied: the session hands over copies it never changes, and every read copies out.
+        turns.push(turn)
         added = true
       }
       return added
@@ -304,6 +308,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
       next.forEach((turn, index) => writer.set(sessionTurnStateKey(offset + index), turn))
       turnOffset = offset
       turns = next
+      knownTurnIds = undefined
     },
     writeRuns(writer, next, offset, replace) {
       const stored = runOffset + runs.length
@@ -316,14 +321,14 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
         if (run.label === undefined) addTotals(totals, run.totals, previous?.totals)
         writer.set(sessionRunStateKey(index), run)
         if (cached < 0) return
-        runs[cached] = structuredClone(run)
+        runs[cached] = copyData(run)
         runJson[cached] = json
       })
       if (!replace) return
       for (let index = stored - 1; index >= offset + next.length; index--) writer.clear(sessionRunStateKey(index))
       if (offset === 0) before = { topLevel: 0, children: 0 }
       runOffset = offset
-      runs = structuredClone(next)
+      runs = copyData(next)
       runJson = runs.map(run => JSON.stringify(run))
       if (offset === 0) totals = sumTopLevelTotals(runs)
     },
@@ -338,14 +343,15 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
         createdAt: changes.createdAt ?? base?.createdAt ?? lastTurnAt,
         // An append stamps no clock: the header is as recent as its newest turn.
         updatedAt: changes.updatedAt ?? Math.max(base?.updatedAt ?? 0, lastTurnAt),
-        metadata: structuredClone(changes.metadata ?? base?.metadata ?? {}),
+        // The stored header's metadata is never changed in place (a new header gets a copy of new metadata).
+        metadata: changes.metadata ? copyData(changes.metadata) : base?.metadata ?? {},
         turnCount: turnOffset + turns.length,
         runCount: runOffset + runs.length,
         topLevelRunCount: before.topLevel + topLevelLoaded(),
         childRunCount: before.children + runs.length - topLevelLoaded(),
         historyFrom,
         runFrom: runFromFor(historyFrom, base?.runFrom ?? runOffset),
-        totals: structuredClone(totals),
+        totals: copyRunTotals(totals),
       }
       writer.set(SESSION_STATE_KEY, header)
       log.header = header
@@ -358,6 +364,11 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
     return position === -1 ? current : Math.max(current, runOffset + position)
   }
   return log
+}
+
+/** A copy of `totals` (the header keeps its own: the log's running totals change with each run record). */
+function copyRunTotals(totals: RunTotals): RunTotals {
+  return { ...totals, usage: { ...totals.usage } }
 }
 
 function sumTopLevelTotals(runs: readonly SessionRun[]): RunTotals {

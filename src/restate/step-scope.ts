@@ -10,10 +10,19 @@ export const CONTEXT_IN_STEP_CODE = 'restate_context_in_step'
 
 let runningClosures = 0
 
-/** Runs `body` as the closure of step `stepName`: every guarded context call made from it throws. */
+/**
+ * Runs `body` as the closure of step `stepName`: every guarded context call made from it throws.
+ *
+ * The scope is switched off whenever no closure runs in the process: while an `AsyncLocalStorage` is enabled, Node
+ * runs a hook on every promise the process creates, and an agent's loop creates many between its steps. Work a
+ * closure leaves running after it has returned is then no longer guarded (the journal has its result by then).
+ */
 export function runInStep<T>(stepName: string, body: () => Promise<T>): Promise<T> {
   runningClosures++
-  return stepScope.run(stepName, body).finally(() => { runningClosures-- })
+  return stepScope.run(stepName, body).finally(() => {
+    runningClosures--
+    if (runningClosures === 0) stepScope.disable()
+  })
 }
 
 /** How many step closures run in this process right now (any invocation): a crash test kills only at zero. */
@@ -80,26 +89,40 @@ const GUARDED_GROUPS = new Set(['date', 'rand'])
  * tool that reaches the context from inside a step fails loudly instead of corrupting the journal.
  */
 export function guardContext<C extends RestateContextLike>(ctx: C): C {
-  const wrapGroup = (name: string, group: object): object => new Proxy(group, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver)
-      if (typeof value !== 'function') return value
-      return (...args: unknown[]) => {
-        assertOutsideStep(`ctx.${name}.${String(property)}()`)
-        return (value as (...inner: unknown[]) => unknown).apply(target, args)
-      }
-    },
-  })
+  // One wrapper per method, made on first use: the loop reaches the context many times per turn.
+  const guarded = (label: string, target: object, method: (...inner: unknown[]) => unknown, cache: Map<PropertyKey, unknown>, property: PropertyKey): unknown => {
+    const cached = cache.get(property)
+    if (cached !== undefined) return cached
+    const wrapper = (...args: unknown[]): unknown => {
+      assertOutsideStep(label)
+      return method.apply(target, args)
+    }
+    cache.set(property, wrapper)
+    return wrapper
+  }
+  const wrapGroup = (name: string, group: object): object => {
+    const methods = new Map<PropertyKey, unknown>()
+    return new Proxy(group, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver)
+        if (typeof value !== 'function') return value
+        return guarded(`ctx.${name}.${String(property)}()`, target, value as (...inner: unknown[]) => unknown, methods, property)
+      },
+    })
+  }
+  const methods = new Map<PropertyKey, unknown>()
+  const groups = new Map<PropertyKey, object>()
   return new Proxy(ctx, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target)
-      if (typeof property === 'string' && GUARDED_GROUPS.has(property) && value !== null && typeof value === 'object') return wrapGroup(property, value)
+      if (typeof property === 'string' && GUARDED_GROUPS.has(property) && value !== null && typeof value === 'object') {
+        let group = groups.get(property)
+        if (!group) groups.set(property, group = wrapGroup(property, value))
+        return group
+      }
       if (typeof value !== 'function') return value
       if (property === 'isProcessing') return value.bind(target)
-      return (...args: unknown[]) => {
-        assertOutsideStep(`ctx.${String(property)}()`)
-        return (value as (...inner: unknown[]) => unknown).apply(target, args)
-      }
+      return guarded(`ctx.${String(property)}()`, target, value as (...inner: unknown[]) => unknown, methods, property)
     },
   })
 }

@@ -1,3 +1,4 @@
+import { copyData } from '../durable/copy-data'
 import type { JsonObject } from '../durable/json'
 import { ZidaneError } from '../errors/zidane-error'
 import type { ToolStateStore } from '../session/types'
@@ -41,10 +42,10 @@ export function restateToolStateStore(ctx: RestateObjectContextLike, options: Re
   return {
     async get(key) {
       const value = (await load('get'))[key]
-      return value === undefined ? null : structuredClone(value)
+      return value === undefined ? null : copyData(value)
     },
     async snapshot() {
-      return structuredClone(await load('snapshot'))
+      return copyData(await load('snapshot'))
     },
     async set(key, value) {
       const bytes = Buffer.byteLength(JSON.stringify(value), 'utf8')
@@ -52,7 +53,7 @@ export function restateToolStateStore(ctx: RestateObjectContextLike, options: Re
         throw new ZidaneError(`Tool state "${key}" is ${bytes} bytes, over the ${maxValueBytes}-byte limit.`, { code: 'tool_state_too_large', category: 'limit' })
       }
       const current = await load('set')
-      current[key] = structuredClone(value)
+      current[key] = copyData(value)
       ctx.set(stateKey, { ...current })
     },
   }

@@ -1,7 +1,8 @@
+import { copyData } from '../durable/copy-data'
 import type { SessionData, SessionMeta, SessionStatus, SessionStore, SessionTurn } from './types'
 
 function clone<T>(value: T): T {
-  return structuredClone(value)
+  return copyData(value)
 }
 
 /** A `SessionStore` in process memory: for tests, the default runtime and sessions that need not outlive the process. */

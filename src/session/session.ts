@@ -1,3 +1,4 @@
+import { copyData } from '../durable/copy-data'
 import { SessionError } from '../errors/zidane-error'
 import type { JsonObject } from '../durable/json'
 import { buildHealTurns, HEAL_TEXT } from './heal'
@@ -19,6 +20,8 @@ export class Session {
   private data: SessionData
   private clock: SessionClock
   private readonly listeners = new Set<(change: SessionChange) => void>()
+  /** Ids of the loaded turns, built on the first append (appends skip the ids already present). */
+  private knownTurnIds: Set<string> | undefined
 
   constructor(data: SessionData, store: SessionStore | undefined, clock: SessionClock = systemClock) {
     this.data = data
@@ -68,23 +71,28 @@ export class Session {
   useClock(clock: SessionClock): void { this.clock = clock }
 
   /** A deep copy of the session as persisted. */
-  toJSON(): SessionData { return structuredClone(this.data) }
+  toJSON(): SessionData { return copyData(this.data) }
 
-  /** Appends turns (skipping ids already present) and writes them to the store. */
+  /**
+   * Appends turns (skipping ids already present) and writes them to the store. The session keeps its own copies and
+   * never changes them; the store is handed those copies, so a store that caches turns need not copy them again.
+   */
   async appendTurns(turns: readonly SessionTurn[]): Promise<void> {
-    const known = new Set(this.data.turns.map(turn => turn.id))
+    const known = this.knownTurnIds ??= new Set(this.data.turns.map(turn => turn.id))
     const fresh = turns.filter(turn => !known.has(turn.id))
     if (fresh.length === 0) return
-    this.data.turns.push(...structuredClone(fresh))
-    await this.store?.appendTurns(this.data.id, fresh)
+    const copies = copyData(fresh)
+    for (const turn of copies) known.add(turn.id)
+    this.data.turns.push(...copies)
+    await this.store?.appendTurns(this.data.id, copies)
     this.notify({ kind: 'turns', turns: fresh })
   }
 
   /** Adds or replaces a run record by id and saves the header. */
   async upsertRun(run: SessionRun): Promise<void> {
     const index = this.data.runs.findIndex(existing => existing.id === run.id)
-    if (index === -1) this.data.runs.push(structuredClone(run))
-    else this.data.runs[index] = structuredClone(run)
+    if (index === -1) this.data.runs.push(copyData(run))
+    else this.data.runs[index] = copyData(run)
     await this.saveMeta()
   }
 
@@ -121,7 +129,7 @@ export class Session {
   private async saveMeta(): Promise<void> {
     this.data.updatedAt = await this.clock.now()
     const { turns: _turns, ...meta } = this.data
-    await this.store?.saveMeta(this.data.id, structuredClone(meta) satisfies SessionMeta)
+    await this.store?.saveMeta(this.data.id, copyData(meta) satisfies SessionMeta)
     this.notify({ kind: 'meta', meta })
   }
 

@@ -1,3 +1,4 @@
+import { copyData } from '../durable/copy-data'
 import type { JsonObject } from '../durable/json'
 import type { ToolStateStore } from '../session/types'
 
@@ -23,17 +24,17 @@ export function stageToolState(snapshot: Readonly<ToolStateWrites>): StagedToolS
   const store: ToolStateStore = {
     async get(key) {
       const value = key in writes ? writes[key] : snapshot[key]
-      return value === undefined ? null : structuredClone(value)
+      return value === undefined ? null : copyData(value)
     },
     async set(key, value) {
-      writes[key] = structuredClone(value)
+      writes[key] = copyData(value)
       written = true
     },
     async snapshot() {
-      return structuredClone({ ...snapshot, ...writes })
+      return copyData({ ...snapshot, ...writes })
     },
   }
-  return { store, writes: () => (written ? structuredClone(writes) : undefined) }
+  return { store, writes: () => (written ? copyData(writes) : undefined) }
 }
 
 /** The snapshot a staged call reads, or `undefined` when `store` cannot be staged (it is then used directly). */

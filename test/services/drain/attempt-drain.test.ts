@@ -37,11 +37,17 @@ function invocationRequest(id: string | undefined): Http2ServerRequest {
   return { headers: id === undefined ? {} : { 'x-restate-invocation-id': id } } as unknown as Http2ServerRequest
 }
 
-/** The run interceptor the SDK would call around each `ctx.run` closure. */
+/**
+ * The run interceptor the SDK would call around each `ctx.run` closure of attempt `inv_1`. The SDK asks the hooks
+ * provider for it as the attempt starts, inside the handler: so does this one, on its first call.
+ */
 function runInterceptor(drain: AttemptDrain): NonNullable<Interceptor['run']> {
-  const run = drain.hooks({ request: {} as never }).interceptor?.run
-  if (!run) throw new Error('no run interceptor')
-  return run
+  let run: Interceptor['run']
+  return async (name, next) => {
+    run ??= drain.hooks({ request: { id: 'inv_1' } as never }).interceptor?.run
+    if (!run) throw new Error('no run interceptor')
+    return run(name, next)
+  }
 }
 
 /** Serves one attempt whose handler (inside the attempt, as the SDK does) gets `body`. */

@@ -33,6 +33,21 @@ describe('event courier against a real Restate server', () => {
     await courier.idle()
   })
 
+  it('does not post the events its outbox has journaled since it queued them', async () => {
+    const courier = createEventCourier({ ingressUrl: h().ingressUrl, windowMs: 500 })
+    courier.carry('t1~journaled', 'inv-1', 0, events(0, 1))
+    await h().waitFor(async () => (await h().call<ReadEventsResult>('events/t1~journaled/read', { after: 0 })).body.count === 1, 5_000, 'the first event')
+    courier.carry('t1~journaled', 'inv-1', 1, events(1, 4))
+    courier.journaled('t1~journaled', 'inv-1', 5)
+    await courier.idle()
+    expect(courier.batches()).toBe(1)
+    expect((await h().call<ReadEventsResult>('events/t1~journaled/read', { after: 0 })).body.count).toBe(1)
+    // What it carries next still goes, from where the journal left it.
+    courier.carry('t1~journaled', 'inv-1', 5, events(5, 1))
+    await courier.idle()
+    expect(courier.batches()).toBe(2)
+  })
+
   it('appends each event of a source once, whether a replay carries it again or the journaled send brings it too', async () => {
     const first = createEventCourier({ ingressUrl: h().ingressUrl, windowMs: 0 })
     first.carry('t1~twice', 'inv-2', 0, events(0, 3))

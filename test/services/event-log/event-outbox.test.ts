@@ -14,9 +14,16 @@ function recordingContext(): { ctx: restate.Context; sent: Sent[] } {
   return { ctx, sent }
 }
 
-function recordingCourier(): { courier: EventCourier; carried: Array<{ from: number; count: number }> } {
+function recordingCourier(): { courier: EventCourier; carried: Array<{ from: number; count: number }>; journaled: number[] } {
   const carried: Array<{ from: number; count: number }> = []
-  return { courier: { carry: (_key, _source, from, events) => { carried.push({ from, count: events.length }) }, idle: async () => undefined, batches: () => carried.length }, carried }
+  const journaled: number[] = []
+  const courier: EventCourier = {
+    carry: (_key, _source, from, events) => { carried.push({ from, count: events.length }) },
+    journaled: (_key, _source, upTo) => { journaled.push(upTo) },
+    idle: async () => undefined,
+    batches: () => carried.length,
+  }
+  return { courier, carried, journaled }
 }
 
 const event = (type: NewSessionEvent['type'] = 'tool:end'): NewSessionEvent => ({ type, at: 1, data: {} })
@@ -24,7 +31,7 @@ const event = (type: NewSessionEvent['type'] = 'tool:end'): NewSessionEvent => (
 describe('event outbox', () => {
   it('with a courier, carries every event at once and journals one deliver per 64 events and at the sync', () => {
     const { ctx, sent } = recordingContext()
-    const { courier, carried } = recordingCourier()
+    const { courier, carried, journaled } = recordingCourier()
     const outbox = createEventOutbox(ctx, 't1~s', courier)
     for (let index = 0; index < OUTBOX_SYNC_EVERY + 6; index++) outbox.publish([event()])
     expect(carried).toHaveLength(OUTBOX_SYNC_EVERY + 6)
@@ -33,6 +40,8 @@ describe('event outbox', () => {
     outbox.sync()
     outbox.sync() // nothing new: no second send
     expect(sent.map(send => [send.handler, send.request.source, send.request.from, send.request.events.length])).toEqual([['deliver', 'inv_1', 0, OUTBOX_SYNC_EVERY], ['deliver', 'inv_1', OUTBOX_SYNC_EVERY, 6]])
+    // Each journaled send tells the courier how far the journal carries the events.
+    expect(journaled).toEqual([OUTBOX_SYNC_EVERY, OUTBOX_SYNC_EVERY + 6])
   })
 
   it('journals a question at once, with the events before it', () => {

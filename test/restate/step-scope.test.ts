@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest'
+import { assertOutsideStep, currentStep, runInStep, runningStepClosures } from '../../src/restate/step-scope'
+
+const tick = (): Promise<void> => new Promise(resolve => setImmediate(resolve))
+
+describe('step scope', () => {
+  it('still guards a closure that outlives another one that ended before it', async () => {
+    let releaseLong = (): void => undefined
+    const long = runInStep('long', async () => {
+      await new Promise<void>(resolve => { releaseLong = resolve })
+      await tick()
+      expect(currentStep()).toBe('long')
+      expect(() => assertOutsideStep('ctx.get()')).toThrow(/inside the closure of step "long"/)
+    })
+    await runInStep('short', async () => { await tick() })
+    expect(runningStepClosures()).toBe(1)
+    releaseLong()
+    await long
+    expect(runningStepClosures()).toBe(0)
+  })
+
+  it('guards a closure started after every earlier one has ended, and nothing outside them', async () => {
+    await runInStep('first', async () => { await tick() })
+    expect(currentStep()).toBeUndefined()
+    expect(() => assertOutsideStep('ctx.set()')).not.toThrow()
+    await runInStep('second', async () => {
+      await tick()
+      expect(() => assertOutsideStep('ctx.set()')).toThrow(/inside the closure of step "second"/)
+    })
+    await tick()
+    expect(() => assertOutsideStep('ctx.set()')).not.toThrow()
+  })
+})
