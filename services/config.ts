@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { DEFAULT_COURIER_WINDOW_MS } from './event-log/event-courier'
 
 /** Settings of the services process, read from the environment (documented in the README). */
 export interface ServicesConfig {
@@ -48,7 +49,7 @@ export interface ServicesConfig {
    * at once. Unset: events reach the log only through the runs' journaled batches (later, the same events).
    */
   ingressUrl: string | undefined
-  /** Shortest time between two courier batches of one invocation (`ZIDANE_EVENT_WINDOW_MS`, default 25). */
+  /** Shortest time between two courier batches of one invocation (`ZIDANE_EVENT_WINDOW_MS`, default 100). */
   eventWindowMs: number
 }
 
@@ -88,6 +89,6 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     demoTools: env.ZIDANE_DEMO_TOOLS === '1' || !env.ANTHROPIC_API_KEY,
     denyTools: listFrom(env.ZIDANE_DENY_TOOLS),
     ingressUrl: env.RESTATE_INGRESS_URL || undefined,
-    eventWindowMs: numberFrom(env.ZIDANE_EVENT_WINDOW_MS, 25),
+    eventWindowMs: numberFrom(env.ZIDANE_EVENT_WINDOW_MS, DEFAULT_COURIER_WINDOW_MS),
   }
 }

@@ -12,6 +12,7 @@ import { recordedSessionStore } from '../../services/event-log/session-events'
 import { createEventOutbox } from '../../services/event-log/event-outbox'
 import type { SessionEventOutbox } from '../../services/event-log/event-outbox'
 import { createEventCourier } from '../../services/event-log/event-courier'
+import { loadServicesConfig } from '../../services/config'
 import type { EventCourier } from '../../services/event-log/event-courier'
 import type { ScriptedRunShape } from './scripted-run'
 import { benchProvider, echoTool, timeScriptedRun } from './scripted-run'
@@ -44,8 +45,7 @@ let courier: EventCourier | undefined
  * window is the services' default, or `ZIDANE_EVENT_WINDOW_MS` as the services read it.
  */
 export function useBenchCourier(ingressUrl: string): EventCourier {
-  const windowMs = Number(process.env.ZIDANE_EVENT_WINDOW_MS)
-  courier = createEventCourier({ ingressUrl, ...(Number.isFinite(windowMs) && windowMs >= 0 && process.env.ZIDANE_EVENT_WINDOW_MS ? { windowMs } : {}) })
+  courier = createEventCourier({ ingressUrl, windowMs: loadServicesConfig().eventWindowMs })
   return courier
 }
 

@@ -42,13 +42,16 @@ export function createAttemptDrain(): AttemptDrain {
   // header, recorded before the SDK sees the request) and kept for its steps: the SDK may start a step's closure from
   // input that arrived on another stream's callback, so no async context would name the right attempt. (None is
   // used: an enabled AsyncLocalStorage makes Node run a hook on every promise of the process.)
+  // An attempt whose stream closed before the SDK asked (it was still reading its journal) is no longer in the map:
+  // its completed signal tells it apart from one this drain never tracked.
   const hooks: HooksProvider = ({ request }) => {
     const attempt = byInvocation.get(String(request.id))
-    return { interceptor: { run: async (_name, next) => runStep(attempt, next) } }
+    const closed = attempt === undefined && request.attemptCompletedSignal.aborted
+    return { interceptor: { run: async (_name, next) => runStep(attempt, next, closed) } }
   }
-  const runStep = async (attempt: AttemptStream | undefined, next: () => Promise<void>): Promise<void> => {
+  const runStep = async (attempt: AttemptStream | undefined, next: () => Promise<void>, closed = false): Promise<void> => {
     // Its stream has ended: the result could not be journaled, so the step must not run (the retry runs it).
-    if (attempt?.phase === 'ended') return new Promise<void>(() => undefined)
+    if (closed || attempt?.phase === 'ended') return new Promise<void>(() => undefined)
     runningSteps++
     attempt?.stepStarted()
     try {

@@ -16,7 +16,11 @@ export function copyData<T>(value: T): T {
   if (prototype !== Object.prototype && prototype !== null) return structuredClone(value)
   const copy: Record<string, unknown> = {}
   for (const key in value) {
-    if (Object.hasOwn(value, key)) copy[key] = copyData((value as Record<string, unknown>)[key])
+    if (!Object.hasOwn(value, key)) continue
+    const item = copyData((value as Record<string, unknown>)[key])
+    // An own `__proto__` key (JSON.parse makes one) stays a key: an assignment would set the copy's prototype.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true })
+    else copy[key] = item
   }
   return copy as T
 }

@@ -13,9 +13,12 @@ let runningClosures = 0
 /**
  * Runs `body` as the closure of step `stepName`: every guarded context call made from it throws.
  *
- * The scope is switched off whenever no closure runs in the process: while an `AsyncLocalStorage` is enabled, Node
- * runs a hook on every promise the process creates, and an agent's loop creates many between its steps. Work a
- * closure leaves running after it has returned is then no longer guarded (the journal has its result by then).
+ * The scope is switched off whenever no closure runs in the process: on Node 22, while an `AsyncLocalStorage` is
+ * enabled, Node runs a hook on every promise the process creates, and an agent's loop creates many between its
+ * steps (on Node 24 and later the storage needs no hooks, and switching it off changes nothing). The cost: work a
+ * closure leaves running after it has returned (a timer, a promise nobody awaits) is guarded only while some other
+ * closure of the process runs, so such a call may slip into the journal instead of throwing. Calls made while the
+ * closure runs, from anywhere in its own chain of awaits, always throw.
  */
 export function runInStep<T>(stepName: string, body: () => Promise<T>): Promise<T> {
   runningClosures++
@@ -89,42 +92,51 @@ const GUARDED_GROUPS = new Set(['date', 'rand'])
  * tool that reaches the context from inside a step fails loudly instead of corrupting the journal.
  */
 export function guardContext<C extends RestateContextLike>(ctx: C): C {
-  // One wrapper per method, made on first use: the loop reaches the context many times per turn.
-  const guarded = (label: string, target: object, method: (...inner: unknown[]) => unknown, cache: Map<PropertyKey, unknown>, property: PropertyKey): unknown => {
-    const cached = cache.get(property)
-    if (cached !== undefined) return cached
-    const wrapper = (...args: unknown[]): unknown => {
-      assertOutsideStep(label)
-      return method.apply(target, args)
-    }
-    cache.set(property, wrapper)
-    return wrapper
-  }
+  const wrappers = new WeakMap<object, unknown>()
+  const groups = new Map<PropertyKey, { group: object; proxy: object }>()
   const wrapGroup = (name: string, group: object): object => {
-    const methods = new Map<PropertyKey, unknown>()
+    const groupWrappers = new WeakMap<object, unknown>()
     return new Proxy(group, {
       get(target, property, receiver) {
         const value: unknown = Reflect.get(target, property, receiver)
         if (typeof value !== 'function') return value
-        return guarded(`ctx.${name}.${String(property)}()`, target, value as (...inner: unknown[]) => unknown, methods, property)
+        return guardedMethod(groupWrappers, `ctx.${name}.${String(property)}()`, target, value as GuardedMethod)
       },
     })
   }
-  const methods = new Map<PropertyKey, unknown>()
-  const groups = new Map<PropertyKey, object>()
   return new Proxy(ctx, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target)
       if (typeof property === 'string' && GUARDED_GROUPS.has(property) && value !== null && typeof value === 'object') {
-        let group = groups.get(property)
-        if (!group) groups.set(property, group = wrapGroup(property, value))
-        return group
+        const known = groups.get(property)
+        if (known?.group === value) return known.proxy
+        const proxy = wrapGroup(property, value)
+        groups.set(property, { group: value, proxy })
+        return proxy
       }
       if (typeof value !== 'function') return value
       if (property === 'isProcessing') return value.bind(target)
-      return guarded(`ctx.${String(property)}()`, target, value as (...inner: unknown[]) => unknown, methods, property)
+      return guardedMethod(wrappers, `ctx.${String(property)}()`, target, value as GuardedMethod)
     },
   })
+}
+
+type GuardedMethod = (...args: unknown[]) => unknown
+
+/**
+ * The wrapper of `method` (called on `target`) that first checks no step closure is running; one per method, kept in
+ * `wrappers`, since the loop reaches the context many times per turn. Keyed by the function, so a method replaced on
+ * the context gets a wrapper of its own.
+ */
+function guardedMethod(wrappers: WeakMap<object, unknown>, label: string, target: object, method: GuardedMethod): unknown {
+  const known = wrappers.get(method)
+  if (known !== undefined) return known
+  const wrapper = (...args: unknown[]): unknown => {
+    assertOutsideStep(label)
+    return method.apply(target, args)
+  }
+  wrappers.set(method, wrapper)
+  return wrapper
 }
 
 /**

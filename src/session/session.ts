@@ -31,7 +31,10 @@ export class Session {
 
   get id(): string { return this.data.id }
   get status(): SessionStatus { return this.data.status }
-  /** The loaded turns: every turn, or the recent part of a long session (see {@link Session.turnOffset}). */
+  /**
+   * The loaded turns: every turn, or the recent part of a long session (see {@link Session.turnOffset}). The session's
+   * own objects, shared with its store's cache: read them, never change them.
+   */
   get turns(): readonly SessionTurn[] { return this.data.turns }
   /** The loaded runs: every run, or the recent ones of a long session. */
   get runs(): readonly SessionRun[] { return this.data.runs }

@@ -92,8 +92,10 @@ export type SessionMeta = Omit<SessionData, 'turns'>
 
 /**
  * Where sessions live. Implementations: in memory, SQLite, Restate virtual-object state.
- * Contract: `appendTurns` ignores turns whose id is already stored (replays append the same turns again);
- * `load` returns `null` for an unknown id; every method may be called again with the same arguments safely.
+ * Contract: `appendTurns` ignores turns whose id is already stored (replays append the same turns again), and may
+ * keep the turn objects it is given rather than copies (callers hand over turns they no longer change: a `Session`
+ * passes its own copies); `load` returns `null` for an unknown id, and what it returns belongs to the caller; every
+ * method may be called again with the same arguments safely.
  */
 export interface SessionStore {
   load(sessionId: string): Promise<SessionData | null>

@@ -21,4 +21,12 @@ describe('copyData', () => {
     expect(copyData(null)).toBeNull()
     expect(copyData('text')).toBe('text')
   })
+
+  it('keeps an own __proto__ key as a key, without touching the copy\'s prototype', () => {
+    const input = JSON.parse('{"tool":"x","__proto__":{"isAdmin":true}}') as Record<string, unknown>
+    const copy = copyData(input)
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype)
+    expect((copy as { isAdmin?: boolean }).isAdmin).toBeUndefined()
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(input))
+  })
 })

@@ -80,6 +80,21 @@ describe('attempt drain', () => {
     expect(drain.openAttempts()).toBe(0)
   })
 
+  it('never runs a step of an attempt whose stream closed before the SDK asked for its hooks', async () => {
+    const drain = createAttemptDrain()
+    const response = new FakeResponse()
+    drain.handler(() => undefined)(invocationRequest('inv_gone'), response as unknown as Http2ServerResponse)
+    response.close() // Restate closed the stream while the SDK was still reading the attempt's journal
+    const completed = new AbortController()
+    completed.abort()
+    const run = drain.hooks({ request: { id: 'inv_gone', attemptCompletedSignal: completed.signal } as never }).interceptor?.run
+    let ran = false
+    void run?.('tool', async () => { ran = true })
+    await new Promise(resolve => setTimeout(resolve, 20))
+    expect(ran).toBe(false)
+    expect(drain.runningSteps()).toBe(0)
+  })
+
   it('counts a step for its own attempt, found by invocation id, even when its closure starts from another attempt\'s context', async () => {
     const drain = createAttemptDrain()
     let run: NonNullable<Interceptor['run']> | undefined

@@ -48,6 +48,19 @@ describe('event courier against a real Restate server', () => {
     expect(courier.batches()).toBe(2)
   })
 
+  it('keeps the events after a journaled range when the journal overtakes a batch in flight', async () => {
+    const courier = createEventCourier({ ingressUrl: h().ingressUrl, windowMs: 200 })
+    courier.carry('t1~overtaken', 'inv-1', 0, events(0, 10))
+    while (courier.batches() === 0) await new Promise(resolve => setImmediate(resolve)) // the first batch is in flight
+    courier.carry('t1~overtaken', 'inv-1', 10, events(10, 60))
+    courier.journaled('t1~overtaken', 'inv-1', 70)
+    await h().call('events/t1~overtaken/deliver', { source: 'inv-1', from: 0, events: events(0, 70), journaled: true })
+    courier.carry('t1~overtaken', 'inv-1', 70, events(70, 10))
+    await courier.idle()
+    const log = await h().call<ReadEventsResult>('events/t1~overtaken/read', { after: 0, limit: 500 })
+    expect(indexes(log.body)).toEqual(Array.from({ length: 80 }, (_, index) => index))
+  })
+
   it('appends each event of a source once, whether a replay carries it again or the journaled send brings it too', async () => {
     const first = createEventCourier({ ingressUrl: h().ingressUrl, windowMs: 0 })
     first.carry('t1~twice', 'inv-2', 0, events(0, 3))
@@ -69,6 +82,24 @@ describe('event courier against a real Restate server', () => {
     expect(filled.body.delivered).toBe(4)
     const log = await h().call<ReadEventsResult>('events/t1~gap/read', { after: 0 })
     expect(indexes(log.body)).toEqual([0, 1, 2, 3])
+  })
+
+  it('builds the same log when a batch reads its state at once as when it reads it key by key, across pages', async () => {
+    const sizes = [10, 54, 1, 70, 3] // ends at 10, at a page's end (64), one into the next, past another page, 138
+    const deliverAll = async (key: string, reads: { reads?: 'together' }): Promise<ReadEventsResult> => {
+      let from = 0
+      for (const size of sizes) {
+        await h().call(`events/${key}/deliver`, { source: 'inv-p', from, events: events(from, size), ...reads })
+        from += size
+      }
+      return (await h().call<ReadEventsResult>(`events/${key}/read`, { after: 0, limit: 500 })).body
+    }
+    const together = await deliverAll('t1~together', { reads: 'together' })
+    const oneByOne = await deliverAll('t1~one-by-one', {})
+    expect(together.count).toBe(138)
+    expect(indexes(together)).toEqual(Array.from({ length: 138 }, (_, index) => index))
+    expect(together.events.map(event => event.seq)).toEqual(oneByOne.events.map(event => event.seq))
+    expect(indexes(together)).toEqual(indexes(oneByOne))
   })
 
   it('keeps two sources apart: the same indexes of two invocations are both appended', async () => {
