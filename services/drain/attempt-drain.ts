@@ -42,16 +42,16 @@ export function createAttemptDrain(): AttemptDrain {
   // header, recorded before the SDK sees the request) and kept for its steps: the SDK may start a step's closure from
   // input that arrived on another stream's callback, so no async context would name the right attempt. (None is
   // used: an enabled AsyncLocalStorage makes Node run a hook on every promise of the process.)
-  // An attempt whose stream closed before the SDK asked (it was still reading its journal) is no longer in the map:
-  // its completed signal tells it apart from one this drain never tracked.
+  // The attempt's completed signal aborts when its stream closes, whoever closed it (this drain, or Restate while the
+  // SDK was still reading the journal, before the attempt could be looked up): checked as each step starts.
   const hooks: HooksProvider = ({ request }) => {
     const attempt = byInvocation.get(String(request.id))
-    const closed = attempt === undefined && request.attemptCompletedSignal.aborted
-    return { interceptor: { run: async (_name, next) => runStep(attempt, next, closed) } }
+    const completed = request.attemptCompletedSignal
+    return { interceptor: { run: async (_name, next) => runStep(attempt, next, completed) } }
   }
-  const runStep = async (attempt: AttemptStream | undefined, next: () => Promise<void>, closed = false): Promise<void> => {
+  const runStep = async (attempt: AttemptStream | undefined, next: () => Promise<void>, completed: AbortSignal): Promise<void> => {
     // Its stream has ended: the result could not be journaled, so the step must not run (the retry runs it).
-    if (closed || attempt?.phase === 'ended') return new Promise<void>(() => undefined)
+    if (completed.aborted || attempt?.phase === 'ended') return new Promise<void>(() => undefined)
     runningSteps++
     attempt?.stepStarted()
     try {

@@ -41,12 +41,6 @@ export interface DeliverEventsRequest {
    * it is appended anyway (the events before it are lost for good, its own are not), where a courier batch is dropped.
    */
   journaled?: boolean
-  /**
-   * `'together'`: the handler issues its state reads at once (one lazy-state round trip, two when the batch extends a
-   * page) instead of one after the other. The journal of a `deliver` invocation depends on it, so only requests that
-   * carry it take that path: invocations in flight from before it replay as they ran. The courier sends it.
-   */
-  reads?: 'together'
 }
 
 /** Output of `events/<key>/deliver`: how many events of the source the log holds now (a gap appends nothing). */

@@ -37,14 +37,11 @@ async function append(ctx: restate.ObjectContext, request: AppendEventsRequest):
  * cursors of its latest 64 sources.
  */
 async function deliver(ctx: restate.ObjectContext, request: DeliverEventsRequest): Promise<DeliverEventsResult> {
-  const together = request.reads === 'together' ? await readLogTogether(ctx) : undefined
-  const sources = (together ? together.sources : await ctx.get<Record<string, number>>(EVENT_SOURCES_STATE_KEY)) ?? {}
+  const sources = (await ctx.get<Record<string, number>>(EVENT_SOURCES_STATE_KEY)) ?? {}
   const held = sources[request.source] ?? 0
   const end = request.from + request.events.length
   if (end <= held || (request.from > held && request.journaled !== true)) return { delivered: held }
-  const fresh = request.events.slice(Math.max(0, held - request.from))
-  if (together) await appendAfterReads(ctx, fresh, together)
-  else await appendToLog(ctx, fresh)
+  await appendToLog(ctx, request.events.slice(Math.max(0, held - request.from)))
   delete sources[request.source] // re-inserted last: the cursors stay in the order of their latest delivery
   sources[request.source] = end
   const names = Object.keys(sources)
@@ -55,59 +52,22 @@ async function deliver(ctx: restate.ObjectContext, request: DeliverEventsRequest
 
 /** Appends events in order, numbering them, then wakes every waiting viewer with the new count. */
 async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessionEvent[]): Promise<number> {
-  const held = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
-  if (fresh.length === 0) return held
-  const page = (await ctx.get<SessionEvent[]>(pageKey(Math.floor(held / EVENT_PAGE_SIZE)))) ?? []
-  const count = writeEvents(ctx, fresh, held, page)
-  const waiters = (await ctx.get<string[]>(EVENT_WAITERS_STATE_KEY)) ?? []
-  for (const awakeableId of waiters) ctx.resolveAwakeable(awakeableId, count)
-  if (waiters.length > 0) ctx.clear(EVENT_WAITERS_STATE_KEY)
-  return count
-}
-
-/** What `deliver` reads of the log before it appends. */
-interface LogReads { sources: Record<string, number> | null; count: number; waiters: string[] }
-
-/**
- * Issues `deliver`'s three reads at once, in this order (the journal of `reads: 'together'`), and joins them with the
- * durable combinator: one lazy-state round trip instead of three. (`ctx.get` is typed as a plain promise; it is a
- * `RestatePromise`.)
- */
-async function readLogTogether(ctx: restate.ObjectContext): Promise<LogReads> {
-  const reads = [ctx.get<Record<string, number>>(EVENT_SOURCES_STATE_KEY), ctx.get<number>(EVENT_COUNT_STATE_KEY), ctx.get<string[]>(EVENT_WAITERS_STATE_KEY)]
-  const [sources, count, waiters] = await restate.RestatePromise.all(reads as unknown as restate.RestatePromise<unknown>[]) as [Record<string, number> | null, number | null, string[] | null]
-  return { sources, count: count ?? 0, waiters: waiters ?? [] }
-}
-
-/**
- * {@link appendToLog} with the count and waiters already read: the page is read only when the batch extends one
- * (a batch that starts a page has nothing to read).
- */
-async function appendAfterReads(ctx: restate.ObjectContext, fresh: readonly NewSessionEvent[], read: LogReads): Promise<void> {
-  if (fresh.length === 0) return
-  const extended = read.count % EVENT_PAGE_SIZE === 0 ? [] : (await ctx.get<SessionEvent[]>(pageKey(Math.floor(read.count / EVENT_PAGE_SIZE)))) ?? []
-  const count = writeEvents(ctx, fresh, read.count, extended)
-  for (const awakeableId of read.waiters) ctx.resolveAwakeable(awakeableId, count)
-  if (read.waiters.length > 0) ctx.clear(EVENT_WAITERS_STATE_KEY)
-}
-
-/**
- * Numbers `fresh` after the `held` events of the log and writes the pages they land on (`page`: the events already in
- * the page event `held + 1` lands on) and the new count; returns it.
- */
-function writeEvents(ctx: restate.ObjectContext, fresh: readonly NewSessionEvent[], held: number, page: SessionEvent[]): number {
-  let count = held
-  let index = Math.floor(held / EVENT_PAGE_SIZE)
-  let events = page
+  let count = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
+  if (fresh.length === 0) return count
+  let page = Math.floor(count / EVENT_PAGE_SIZE)
+  let events = (await ctx.get<SessionEvent[]>(pageKey(page))) ?? []
   for (const event of fresh) {
     events.push({ ...event, seq: ++count })
     if (events.length < EVENT_PAGE_SIZE) continue
-    ctx.set(pageKey(index), events)
-    index += 1
+    ctx.set(pageKey(page), events)
+    page += 1
     events = []
   }
-  if (events.length > 0) ctx.set(pageKey(index), events)
+  if (events.length > 0) ctx.set(pageKey(page), events)
   ctx.set(EVENT_COUNT_STATE_KEY, count)
+  const waiters = (await ctx.get<string[]>(EVENT_WAITERS_STATE_KEY)) ?? []
+  for (const awakeableId of waiters) ctx.resolveAwakeable(awakeableId, count)
+  if (waiters.length > 0) ctx.clear(EVENT_WAITERS_STATE_KEY)
   return count
 }
 

@@ -44,7 +44,7 @@ function invocationRequest(id: string | undefined): Http2ServerRequest {
 function runInterceptor(drain: AttemptDrain): NonNullable<Interceptor['run']> {
   let run: Interceptor['run']
   return async (name, next) => {
-    run ??= drain.hooks({ request: { id: 'inv_1' } as never }).interceptor?.run
+    run ??= drain.hooks({ request: { id: 'inv_1', attemptCompletedSignal: new AbortController().signal } as never }).interceptor?.run
     if (!run) throw new Error('no run interceptor')
     return run(name, next)
   }
@@ -80,6 +80,20 @@ describe('attempt drain', () => {
     expect(drain.openAttempts()).toBe(0)
   })
 
+  it('never runs a step that starts after Restate closed its attempt\'s stream', async () => {
+    const drain = createAttemptDrain()
+    const response = new FakeResponse()
+    const completed = new AbortController()
+    let run: Interceptor['run']
+    drain.handler(() => { run = drain.hooks({ request: { id: 'inv_closed', attemptCompletedSignal: completed.signal } as never }).interceptor?.run })(invocationRequest('inv_closed'), response as unknown as Http2ServerResponse)
+    response.close()
+    completed.abort() // the SDK's signal, on the same stream close
+    let ran = false
+    void run?.('tool', async () => { ran = true })
+    await new Promise(resolve => setTimeout(resolve, 20))
+    expect(ran).toBe(false)
+  })
+
   it('never runs a step of an attempt whose stream closed before the SDK asked for its hooks', async () => {
     const drain = createAttemptDrain()
     const response = new FakeResponse()
@@ -100,7 +114,7 @@ describe('attempt drain', () => {
     let run: NonNullable<Interceptor['run']> | undefined
     // The SDK calls the hooks provider as the attempt starts, with the invocation's id.
     const own = new FakeResponse()
-    drain.handler(() => { run = drain.hooks({ request: { id: 'inv_own' } as never }).interceptor?.run })(invocationRequest('inv_own'), own as unknown as Http2ServerResponse)
+    drain.handler(() => { run = drain.hooks({ request: { id: 'inv_own', attemptCompletedSignal: new AbortController().signal } as never }).interceptor?.run })(invocationRequest('inv_own'), own as unknown as Http2ServerResponse)
     let finishStep = (): void => undefined
     let step: Promise<void> = Promise.resolve()
     // Its step's closure starts while another attempt's callback runs (input that arrived on the other stream).

@@ -13,7 +13,10 @@ async function serveHeldStep(): Promise<{ port: number; server: http2.Http2Serve
   const held = new Promise<void>(resolve => { release = resolve })
   const server = http2.createServer(drain.handler((request, response) => {
     response.writeHead(200)
-    const hooks = drain.hooks({ request: { id: String(request.headers['x-restate-invocation-id']) } } as Parameters<typeof drain.hooks>[0])
+    // As the SDK does: the attempt's completed signal aborts when its stream closes.
+    const completed = new AbortController()
+    request.once('close', () => completed.abort())
+    const hooks = drain.hooks({ request: { id: String(request.headers['x-restate-invocation-id']), attemptCompletedSignal: completed.signal } } as Parameters<typeof drain.hooks>[0])
     const run = (hooks.interceptor as Interceptor).run as (name: string, next: () => Promise<void>) => Promise<void>
     void run('the step', () => held).then(() => response.write('the step result', () => undefined))
   }))

@@ -84,24 +84,6 @@ describe('event courier against a real Restate server', () => {
     expect(indexes(log.body)).toEqual([0, 1, 2, 3])
   })
 
-  it('builds the same log when a batch reads its state at once as when it reads it key by key, across pages', async () => {
-    const sizes = [10, 54, 1, 70, 3] // ends at 10, at a page's end (64), one into the next, past another page, 138
-    const deliverAll = async (key: string, reads: { reads?: 'together' }): Promise<ReadEventsResult> => {
-      let from = 0
-      for (const size of sizes) {
-        await h().call(`events/${key}/deliver`, { source: 'inv-p', from, events: events(from, size), ...reads })
-        from += size
-      }
-      return (await h().call<ReadEventsResult>(`events/${key}/read`, { after: 0, limit: 500 })).body
-    }
-    const together = await deliverAll('t1~together', { reads: 'together' })
-    const oneByOne = await deliverAll('t1~one-by-one', {})
-    expect(together.count).toBe(138)
-    expect(indexes(together)).toEqual(Array.from({ length: 138 }, (_, index) => index))
-    expect(together.events.map(event => event.seq)).toEqual(oneByOne.events.map(event => event.seq))
-    expect(indexes(together)).toEqual(indexes(oneByOne))
-  })
-
   it('keeps two sources apart: the same indexes of two invocations are both appended', async () => {
     await h().call('events/t1~two/deliver', { source: 'inv-a', from: 0, events: events(0, 2) })
     await h().call('events/t1~two/deliver', { source: 'inv-b', from: 0, events: events(10, 2) })
