@@ -39,11 +39,9 @@ export function createAttemptDrain(): AttemptDrain {
   let runningSteps = 0
   let onClosed = (): void => undefined
   // The provider is called once per attempt as it starts. Its attempt is found by its invocation id (the stream's
-  // header, recorded before the SDK sees the request) and kept for its steps: the SDK may start a step's closure from
-  // input that arrived on another stream's callback, so no async context would name the right attempt. (None is
-  // used: an enabled AsyncLocalStorage makes Node run a hook on every promise of the process.)
-  // The attempt's completed signal aborts when its stream closes, whoever closed it (this drain, or Restate while the
-  // SDK was still reading the journal, before the attempt could be looked up): checked as each step starts.
+  // header, recorded before the SDK sees the request), not by async context: the SDK may start a step's closure from
+  // input that arrived on another stream's callback. Its completed signal aborts when the stream closes, whoever
+  // closed it (this drain, or Restate while the SDK still read the journal, before the lookup): checked per step.
   const hooks: HooksProvider = ({ request }) => {
     const attempt = byInvocation.get(String(request.id))
     const completed = request.attemptCompletedSignal

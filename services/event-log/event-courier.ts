@@ -75,7 +75,10 @@ export function createEventCourier(options: EventCourierOptions): EventCourier {
   let idleWaiters: Array<() => void> = []
   let batches = 0
   let sweptMs = performance.now()
-  const busy = (): boolean => [...lanes.values()].some(lane => lane.sending || lane.timer !== undefined || lane.queued.length > 0)
+  const busy = (): boolean => {
+    for (const lane of lanes.values()) if (lane.sending || lane.timer !== undefined || lane.queued.length > 0) return true
+    return false
+  }
   const settle = (): void => {
     if (idleWaiters.length === 0 || busy()) return
     const waiters = idleWaiters

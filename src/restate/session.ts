@@ -351,7 +351,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
         childRunCount: before.children + runs.length - topLevelLoaded(),
         historyFrom,
         runFrom: runFromFor(historyFrom, base?.runFrom ?? runOffset),
-        totals: copyRunTotals(totals),
+        totals: copyData(totals), // the header keeps its own: the log's running totals change with each run record
       }
       writer.set(SESSION_STATE_KEY, header)
       log.header = header
@@ -364,11 +364,6 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
     return position === -1 ? current : Math.max(current, runOffset + position)
   }
   return log
-}
-
-/** A copy of `totals` (the header keeps its own: the log's running totals change with each run record). */
-function copyRunTotals(totals: RunTotals): RunTotals {
-  return { ...totals, usage: { ...totals.usage } }
 }
 
 function sumTopLevelTotals(runs: readonly SessionRun[]): RunTotals {

@@ -1,20 +1,16 @@
 import { copyData } from '../durable/copy-data'
 import type { SessionData, SessionMeta, SessionStatus, SessionStore, SessionTurn } from './types'
 
-function clone<T>(value: T): T {
-  return copyData(value)
-}
-
 /** A `SessionStore` in process memory: for tests, the default runtime and sessions that need not outlive the process. */
 export function createMemorySessionStore(): SessionStore {
   const sessions = new Map<string, SessionData>()
   return {
     async load(sessionId) {
       const found = sessions.get(sessionId)
-      return found ? clone(found) : null
+      return found ? copyData(found) : null
     },
     async save(session) {
-      sessions.set(session.id, clone(session))
+      sessions.set(session.id, copyData(session))
     },
     async appendTurns(sessionId, turns) {
       const session = sessions.get(sessionId)
@@ -23,14 +19,14 @@ export function createMemorySessionStore(): SessionStore {
     },
     async saveMeta(sessionId, meta) {
       const session = sessions.get(sessionId)
-      sessions.set(sessionId, { ...clone(meta), turns: session?.turns ?? [] })
+      sessions.set(sessionId, { ...copyData(meta), turns: session?.turns ?? [] })
     },
     async updateStatus(sessionId, status: SessionStatus) {
       const session = sessions.get(sessionId)
       if (session) session.status = status
     },
     async list(): Promise<SessionMeta[]> {
-      return [...sessions.values()].map(({ turns: _turns, ...meta }) => clone(meta))
+      return [...sessions.values()].map(({ turns: _turns, ...meta }) => copyData(meta))
     },
   }
 }
@@ -41,6 +37,6 @@ export function appendNewTurns(target: SessionTurn[], turns: readonly SessionTur
   for (const turn of turns) {
     if (known.has(turn.id)) continue
     known.add(turn.id)
-    target.push(clone(turn))
+    target.push(copyData(turn))
   }
 }

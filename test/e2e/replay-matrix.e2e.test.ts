@@ -9,6 +9,7 @@ import { waitFor } from '../helpers/restate/restate-harness'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
+import { createRestateClient } from '../../ingress-gateway/restate-client'
 import type { ReadEventsResult } from '../../services/event-log/event-log-contract'
 
 /*
@@ -150,7 +151,6 @@ async function driveRun(cell: Cell, text: string, answers: readonly string[], ki
   }, 120_000, `the run of ${cell.sessionId}`)
 }
 
-/** Restarts the services after the planned kill at once (the supervisor would back off longer after each crash). */
 /**
  * The planned kill fired: the supervisor restarts the services by itself; this only starts them at once and resets
  * its backoff. Stopping the copy it may have started already would drain an attempt in the middle of its replay.
@@ -239,10 +239,8 @@ async function runCell(scenarioIndex: number, cell: Cell, killPlan?: string, kil
  */
 async function settledEvents(sessionId: string): Promise<string[]> {
   const key = sessionKey(tenantOf(stack().apiKeys[0]), sessionId)
-  const read = async (): Promise<ReadEventsResult> => {
-    const response = await fetch(`${stack().ingressUrl}/events/${encodeURIComponent(key)}/read`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ after: 0, limit: 500 }) })
-    return (await response.json()) as ReadEventsResult
-  }
+  const restate = createRestateClient({ ingressUrl: stack().ingressUrl, adminUrl: stack().adminUrl })
+  const read = (): Promise<ReadEventsResult> => restate.readEvents(key, 0, 500)
   let last = -1
   const log = await waitFor(async () => {
     const result = await read()

@@ -90,8 +90,9 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     const shape = (events: ReadEventsResult['events']): string[] => events.map(event => `${event.type} ${String(event.data.name ?? '')}`)
     const perWrite = await readLogUntil('t1~per-write', events => events.some(event => event.type === 'run:end'))
     await readLogUntil('t1~outbox', events => events.some(event => event.type === 'run:end'))
-    // Both paths deliver every event (the courier at once, the journal at the run's end): let the later one land.
-    await new Promise(resolve => setTimeout(resolve, 1_500))
+    // Both paths deliver events (the courier at once, the journal at the run's end): let the courier's last batch land.
+    const { processEventCourier } = await import('../../services/event-log/process-courier')
+    await processEventCourier()?.idle()
     const outbox = await h().call<ReadEventsResult>('events/t1~outbox/read', { after: 0 })
     expect(shape(perWrite.body.events)).toEqual(['run:start ', 'tool:start todowrite', 'tool:end todowrite', 'turn:end ', 'turn:end ', 'run:end '])
     expect(shape(outbox.body.events)).toEqual(shape(perWrite.body.events))
