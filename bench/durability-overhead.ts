@@ -13,8 +13,13 @@ import { useBenchCourier } from './lib/restate-services'
 import type { EventCourier } from '../services/event-log/event-courier'
 import type { Variant } from './lib/variants'
 
-/** What a probe remembers of its runs: invocation ids (for the journal census) and event-log counts. */
-interface RunRecords { invocations: string[]; events: number[] }
+/**
+ * What a probe remembers of its runs: invocation ids (for the journal census), event-log counts, and for a variant
+ * with timed steps the split of each run: ms per turn spent between steps, ms per step round trip.
+ */
+interface RunRecords { invocations: string[]; events: number[]; betweenSteps: number[]; perStep: number[] }
+
+const emptyRecords = (): RunRecords => ({ invocations: [], events: [], betweenSteps: [], perStep: [] })
 
 const perTurn = (variant: Variant, shape: ScriptedRunShape, records?: RunRecords): Probe => ({
   name: variant.name,
@@ -22,9 +27,16 @@ const perTurn = (variant: Variant, shape: ScriptedRunShape, records?: RunRecords
     const run = await variant.runOnce(shape)
     if (run.invocationId) records?.invocations.push(run.invocationId)
     if (run.events !== undefined) records?.events.push(run.events)
+    if (run.stepWaitMs !== undefined && run.steps) {
+      records?.betweenSteps.push((run.wallMs - run.stepWaitMs) / run.turns)
+      records?.perStep.push(run.stepWaitMs / run.steps)
+    }
     return run.wallMs / run.turns
   },
 })
+
+/** Diagnostics that split the gap to the hand-written loop: its state layout alone, and each loop's time between steps. */
+const SPLIT = { handState: 'restate hand-written + session state writes', oursTimed: 'restate, steps timed', handTimed: 'restate hand-written, steps timed' } as const
 
 /** The §2 variants whose journal is counted: ours, the hand-written loop, ours with the deployment's event log. */
 const CENSUSED = { ours: 'restate', hand: 'restate hand-written', logged: 'restate + event log', perWrite: 'restate + event log per write' } as const
@@ -42,9 +54,11 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
     restateVariant(CENSUSED.logged, server, 'BenchAgent', { eventLog: 'outbox' }), restateVariant(CENSUSED.perWrite, server, 'BenchAgent', { eventLog: 'per-write' }),
     restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true }),
     restateVariant('restate start marks', server, 'BenchAgent', { startLog: true }),
-    restateVariant('restate + event log without courier', server, 'BenchAgent', { eventLog: 'outbox', withoutCourier: true })]
+    restateVariant('restate + event log without courier', server, 'BenchAgent', { eventLog: 'outbox', withoutCourier: true }),
+    restateVariant(SPLIT.handState, server, 'HandLoop', { sessionWrites: true }), restateVariant(SPLIT.oursTimed, server, 'BenchAgent', { timeSteps: true }),
+    restateVariant(SPLIT.handTimed, server, 'HandLoop', { timeSteps: true })]
   const commits = commitProbe()
-  const records = new Map<string, RunRecords>(Object.values(CENSUSED).map(name => [name, { invocations: [], events: [] }]))
+  const records = new Map<string, RunRecords>([...Object.values(CENSUSED), SPLIT.oursTimed, SPLIT.handTimed].map(name => [name, emptyRecords()]))
   try {
     const probes: Probe[] = [
       ...variants.map(variant => perTurn(variant, shape, records.get(variant.name))),
@@ -56,6 +70,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
     const census: Censuses = { ours: await censusOf(CENSUSED.ours), hand: await censusOf(CENSUSED.hand), logged: await censusOf(CENSUSED.logged), perWrite: await censusOf(CENSUSED.perWrite) }
     addSectionTwo(samples, census, shape.toolTurns + 1, report)
     addEventLogFigures(census, records.get(CENSUSED.logged)?.events ?? [], courier, shape.toolTurns + 1, report)
+    addSplitFigures(samples, records, options.instant.warmupRounds, report)
   } finally {
     commits.close()
     for (const variant of variants) variant.close?.()
@@ -122,4 +137,25 @@ function addEventLogFigures(census: Censuses, eventsPerRun: number[], courier: E
     single(2, 'event log: journaled sends per turn (per write, before the outbox)', 'sends', sends(census.perWrite) / turns),
   )
   if (new Set(eventsPerRun).size > 1) report.notes.push(`§2 event log counts differ between runs: ${eventsPerRun.join(', ')}`)
+}
+
+/**
+ * Where the gap to the hand-written loop lies: the hand-written loop doing our session store's state writes (the
+ * cost of the layout alone), and, with every step round trip timed from its call to its result, the time each loop
+ * spends between steps (its own work on the critical path) and per round trip (the server, the closure, the SDK).
+ */
+function addSplitFigures(samples: Map<string, number[][]>, records: Map<string, RunRecords>, warmupRounds: number, report: Report): void {
+  const toHand = paired(samples, SPLIT.handState, CENSUSED.hand, (state, hand) => state / hand)
+  // The probes record every round; the warm-up rounds are left out, as `interleave` leaves them out of the samples.
+  const split = (name: string): RunRecords => {
+    const all = records.get(name) ?? emptyRecords()
+    return { ...all, betweenSteps: all.betweenSteps.slice(warmupRounds), perStep: all.perStep.slice(warmupRounds) }
+  }
+  report.figures.push(
+    figureOf(2, 'diagnostic: hand-written loop + our session state writes (a turn key and the header per turn)', 'ms/turn', summarize(flat(samples, SPLIT.handState)), { ratio: { value: summarize(toHand).median, to: 'hand-written' } }),
+    figureOf(2, 'diagnostic: time between steps per turn, ours (steps timed)', 'ms/turn', summarize(split(SPLIT.oursTimed).betweenSteps)),
+    figureOf(2, 'diagnostic: time between steps per turn, hand-written (steps timed)', 'ms/turn', summarize(split(SPLIT.handTimed).betweenSteps)),
+    figureOf(2, 'diagnostic: step round trip, call to result, ours', 'ms', summarize(split(SPLIT.oursTimed).perStep)),
+    figureOf(2, 'diagnostic: step round trip, call to result, hand-written', 'ms', summarize(split(SPLIT.handTimed).perStep)),
+  )
 }

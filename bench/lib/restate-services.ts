@@ -4,9 +4,10 @@ import type { ContentBlock, Message, ToolUseBlock } from 'zidane/providers'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createFileStartLog, restateRuntime } from 'zidane/restate'
-import type { StepStartLog } from 'zidane/restate'
+import { createFileStartLog, emptyRunTotals, restateRuntime, SESSION_STATE_KEY, sessionTurnStateKey } from 'zidane/restate'
+import type { StepStartLog, StoredSessionHeader } from 'zidane/restate'
 import { createMemorySessionStore, createSession, loadSession } from 'zidane/session'
+import type { SessionTurn } from 'zidane/session'
 import { eventLogObject } from '../../services/event-log/event-log-object'
 import { recordedSessionStore } from '../../services/event-log/session-events'
 import { createEventOutbox } from '../../services/event-log/event-outbox'
@@ -35,6 +36,14 @@ export interface BenchRunRequest extends ScriptedRunShape {
   withoutCourier?: boolean
   /** Count live executions of the tool in `liveToolCalls` under the object key. */
   countToolCalls?: boolean
+  /**
+   * Hand-written loop only: also write what our session store writes for the same run, in its layout (one
+   * `zidane_turn_<i>` key per turn and the `zidane_session` header after each), so the cost of the state layout
+   * alone shows apart from the cost of our loop.
+   */
+  sessionWrites?: boolean
+  /** Time every step round trip (`ctx.run`, `ctx.date.now`) from its call to its result: `stepWaitMs` in the result. */
+  timeSteps?: boolean
 }
 
 let startLog: StepStartLog | undefined
@@ -62,7 +71,49 @@ export const liveToolCalls = new Map<string, number>()
  * What the bench handlers return: the in-handler wall time of the run and its model turns; with `eventLog`, the
  * session events the run recorded (counted on the agent's `session:event` hook, which sees the same writes).
  */
-export interface BenchRunResult { wallMs: number; turns: number; invocationId: string; lastToolResult: string; sessionEvents?: number }
+export interface BenchRunResult {
+  wallMs: number
+  turns: number
+  invocationId: string
+  lastToolResult: string
+  sessionEvents?: number
+  /** With `timeSteps`: the time the run spent waiting on its step round trips, and how many it made. */
+  stepWaitMs?: number
+  steps?: number
+}
+
+/** The step round trips of one invocation, timed by {@link timedSteps}. */
+interface StepTimes { waitMs: number; steps: number }
+
+/**
+ * `ctx` whose `run` and `date.now` are timed from the call to the result (the round trip to the server, the closure,
+ * and the SDK's handling of both). Each timed call still returns a `RestatePromise` (`map`), so the durable
+ * combinators take it. What is left of the run's wall time is the services' own work between steps.
+ */
+function timedSteps(ctx: restate.ObjectContext, times: StepTimes): restate.ObjectContext {
+  const timed = <T>(start: () => restate.RestatePromise<T>): restate.RestatePromise<T> => {
+    const started = performance.now()
+    times.steps += 1
+    return start().map((value, failure) => {
+      times.waitMs += performance.now() - started
+      if (failure !== undefined) throw failure
+      return value as T
+    })
+  }
+  const date = { now: () => timed(() => ctx.date.now() as restate.RestatePromise<number>), toJSON: () => ctx.date.toJSON() }
+  return new Proxy(ctx, {
+    get(target, property) {
+      if (property === 'date') return date
+      const value: unknown = Reflect.get(target, property, target)
+      if (property === 'run') return (...args: Parameters<restate.ObjectContext['run']>) => timed(() => target.run(...args))
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+function stepTimesOf(times: StepTimes | undefined): Pick<BenchRunResult, 'stepWaitMs' | 'steps'> {
+  return times ? { stepWaitMs: times.waitMs, steps: times.steps } : {}
+}
 
 /**
  * Our stack: `createAgent` on `restateRuntime`, session in object state, as `services/agent-object` wires it (with
@@ -71,7 +122,9 @@ export interface BenchRunResult { wallMs: number; turns: number; invocationId: s
 export const benchAgent = restate.object({
   name: 'BenchAgent',
   handlers: {
-    run: async (ctx: restate.ObjectContext, request: BenchRunRequest): Promise<BenchRunResult> => {
+    run: async (objectCtx: restate.ObjectContext, request: BenchRunRequest): Promise<BenchRunResult> => {
+      const times: StepTimes | undefined = request.timeSteps ? { waitMs: 0, steps: 0 } : undefined
+      const ctx = times ? timedSteps(objectCtx, times) : objectCtx
       const outbox: SessionEventOutbox | undefined = request.eventLog ? createEventOutbox(ctx, ctx.key, request.withoutCourier ? undefined : courier, request.eventLog) : undefined
       const durable = restateRuntime(ctx, {
         promises: restate.RestatePromise,
@@ -83,33 +136,55 @@ export const benchAgent = restate.object({
       })
       const store = durable.stores.session
       const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
+      if (times) Object.assign(times, { waitMs: 0, steps: 0 }) // the run's steps only, as the hand-written loop's
       const count = request.countToolCalls ? () => { liveToolCalls.set(ctx.key, (liveToolCalls.get(ctx.key) ?? 0) + 1) } : undefined
       let sessionEvents = 0
       const onSessionEvent = request.eventLog ? () => { sessionEvents += 1 } : undefined
       const run = await timeScriptedRun(request, durable, { session }, request.behavior ?? {}, count, onSessionEvent)
       outbox?.sync()
-      return { wallMs: run.wallMs, turns: run.turns, invocationId: ctx.request().id, lastToolResult: run.lastToolResult, ...(onSessionEvent ? { sessionEvents } : {}) }
+      return { wallMs: run.wallMs, turns: run.turns, invocationId: ctx.request().id, lastToolResult: run.lastToolResult, ...(onSessionEvent ? { sessionEvents } : {}), ...stepTimesOf(times) }
     },
   },
 })
 
 /**
+ * Writes `message` as turn `index` and the header counting it, in our session store's layout and shapes (for the
+ * hand-written loop's `sessionWrites`).
+ */
+function writeTurnAsOurStoreDoes(ctx: restate.ObjectContext, index: number, message: Message): void {
+  const turn: SessionTurn = { id: `turn_${index}`, runId: 'run_bench', role: message.role, content: message.content, createdAt: index }
+  ctx.set(sessionTurnStateKey(index), turn)
+  const header: StoredSessionHeader = {
+    schemaVersion: 1, id: ctx.key, status: 'running', createdAt: 0, updatedAt: index, metadata: {}, turnCount: index + 1,
+    runCount: 1, topLevelRunCount: 1, childRunCount: 0, historyFrom: 0, runFrom: 0, totals: emptyRunTotals(),
+  }
+  ctx.set(SESSION_STATE_KEY, header)
+}
+
+/**
  * The hand-written reference: one `ctx.run` per model call and one per tool call, the same scripted model and
- * tool, history in a local array, nothing else journaled.
+ * tool, history in a local array, nothing else journaled (with `sessionWrites`, the state writes of our store too).
  */
 export const handLoop = restate.object({
   name: 'HandLoop',
   handlers: {
-    run: async (ctx: restate.ObjectContext, request: BenchRunRequest): Promise<BenchRunResult> => {
+    run: async (objectCtx: restate.ObjectContext, request: BenchRunRequest): Promise<BenchRunResult> => {
+      const times: StepTimes | undefined = request.timeSteps ? { waitMs: 0, steps: 0 } : undefined
+      const ctx = times ? timedSteps(objectCtx, times) : objectCtx
       const provider = benchProvider(request)
       const tool = echoTool(request.outputBytes)
-      const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'benchmark run' }] }]
+      const messages: Message[] = []
+      const record = (message: Message): void => {
+        messages.push(message)
+        if (request.sessionWrites) writeTurnAsOurStoreDoes(ctx, messages.length - 1, message)
+      }
       const started = performance.now()
+      record({ role: 'user', content: [{ type: 'text', text: 'benchmark run' }] })
       let turns = 0
       for (;;) {
         turns += 1
         const response = await ctx.run('model', () => provider.stream({ messages, tools: [tool.spec], signal: new AbortController().signal }, () => undefined))
-        messages.push({ role: 'assistant', content: response.content })
+        record({ role: 'assistant', content: response.content })
         const calls = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use')
         if (calls.length === 0) break
         const results: ContentBlock[] = []
@@ -117,9 +192,9 @@ export const handLoop = restate.object({
           const output = await ctx.run('tool', async () => tool.execute(call.input, undefined as never))
           results.push({ type: 'tool_result', toolUseId: call.id, content: typeof output === 'string' ? output : JSON.stringify(output) })
         }
-        messages.push({ role: 'user', content: results })
+        record({ role: 'user', content: results })
       }
-      return { wallMs: performance.now() - started, turns, invocationId: ctx.request().id, lastToolResult: '' }
+      return { wallMs: performance.now() - started, turns, invocationId: ctx.request().id, lastToolResult: '', ...stepTimesOf(times) }
     },
   },
 })

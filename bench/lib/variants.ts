@@ -13,10 +13,13 @@ import type { BenchRunRequest, BenchRunResult } from './restate-services'
 import type { ScriptedRunShape } from './scripted-run'
 import { timeScriptedRun } from './scripted-run'
 
-/** One way of running the scripted run; `runOnce` resolves with the wall time and model turns of one run. */
+/**
+ * One way of running the scripted run; `runOnce` resolves with the wall time and model turns of one run (and, for a
+ * Restate variant with `timeSteps`, the time it waited on its step round trips and how many it made).
+ */
 export interface Variant {
   name: string
-  runOnce(shape: ScriptedRunShape): Promise<{ wallMs: number; turns: number; invocationId?: string; events?: number }>
+  runOnce(shape: ScriptedRunShape): Promise<{ wallMs: number; turns: number; invocationId?: string; events?: number; stepWaitMs?: number; steps?: number }>
   close?(): void
 }
 
@@ -45,7 +48,7 @@ export function sqliteVariant(synchronous: 'FULL' | 'NORMAL'): Variant & { runti
  * `eventLog`, each run waits until its one-way appends landed (so they do not run into the next variant's time) and
  * reports how many events the log holds.
  */
-export function restateVariant(name: string, server: BenchServer, objectName: string, switches: Pick<BenchRunRequest, 'coalesce' | 'memorySession' | 'eventLog' | 'startLog' | 'withoutCourier'> = {}): Variant {
+export function restateVariant(name: string, server: BenchServer, objectName: string, switches: Pick<BenchRunRequest, 'coalesce' | 'memorySession' | 'eventLog' | 'startLog' | 'withoutCourier' | 'sessionWrites' | 'timeSteps'> = {}): Variant {
   return {
     name,
     async runOnce(shape) {
