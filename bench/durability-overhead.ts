@@ -7,6 +7,7 @@ import { figureOf, single } from './lib/report'
 import type { Report } from './lib/report'
 import type { BenchServer } from './lib/restate-server'
 import { summarize } from './lib/stats'
+import type { Summary } from './lib/stats'
 import type { ScriptedRunShape } from './lib/scripted-run'
 import { commitProbe, defaultVariant, restateVariant, sqliteVariant } from './lib/variants'
 import { useBenchCourier } from './lib/restate-services'
@@ -147,15 +148,12 @@ function addEventLogFigures(census: Censuses, eventsPerRun: number[], courier: E
 function addSplitFigures(samples: Map<string, number[][]>, records: Map<string, RunRecords>, warmupRounds: number, report: Report): void {
   const toHand = paired(samples, SPLIT.handState, CENSUSED.hand, (state, hand) => state / hand)
   // The probes record every round; the warm-up rounds are left out, as `interleave` leaves them out of the samples.
-  const split = (name: string): RunRecords => {
-    const all = records.get(name) ?? emptyRecords()
-    return { ...all, betweenSteps: all.betweenSteps.slice(warmupRounds), perStep: all.perStep.slice(warmupRounds) }
-  }
+  const measured = (name: string, pick: (records: RunRecords) => number[]): Summary => summarize(pick(records.get(name) ?? emptyRecords()).slice(warmupRounds))
   report.figures.push(
     figureOf(2, 'diagnostic: hand-written loop + our session state writes (a turn key and the header per turn)', 'ms/turn', summarize(flat(samples, SPLIT.handState)), { ratio: { value: summarize(toHand).median, to: 'hand-written' } }),
-    figureOf(2, 'diagnostic: time between steps per turn, ours (steps timed)', 'ms/turn', summarize(split(SPLIT.oursTimed).betweenSteps)),
-    figureOf(2, 'diagnostic: time between steps per turn, hand-written (steps timed)', 'ms/turn', summarize(split(SPLIT.handTimed).betweenSteps)),
-    figureOf(2, 'diagnostic: step round trip, call to result, ours', 'ms', summarize(split(SPLIT.oursTimed).perStep)),
-    figureOf(2, 'diagnostic: step round trip, call to result, hand-written', 'ms', summarize(split(SPLIT.handTimed).perStep)),
+    figureOf(2, 'diagnostic: time between steps per turn, ours (steps timed)', 'ms/turn', measured(SPLIT.oursTimed, run => run.betweenSteps)),
+    figureOf(2, 'diagnostic: time between steps per turn, hand-written (steps timed)', 'ms/turn', measured(SPLIT.handTimed, run => run.betweenSteps)),
+    figureOf(2, 'diagnostic: step round trip, call to result, ours', 'ms', measured(SPLIT.oursTimed, run => run.perStep)),
+    figureOf(2, 'diagnostic: step round trip, call to result, hand-written', 'ms', measured(SPLIT.handTimed, run => run.perStep)),
   )
 }

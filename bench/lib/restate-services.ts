@@ -101,11 +101,12 @@ function timedSteps(ctx: restate.ObjectContext, times: StepTimes): restate.Objec
     })
   }
   const date = { now: () => timed(() => ctx.date.now() as restate.RestatePromise<number>), toJSON: () => ctx.date.toJSON() }
+  const run = (...args: Parameters<restate.ObjectContext['run']>): restate.RestatePromise<unknown> => timed(() => ctx.run(...args))
   return new Proxy(ctx, {
     get(target, property) {
       if (property === 'date') return date
+      if (property === 'run') return run
       const value: unknown = Reflect.get(target, property, target)
-      if (property === 'run') return (...args: Parameters<restate.ObjectContext['run']>) => timed(() => target.run(...args))
       return typeof value === 'function' ? value.bind(target) : value
     },
   })
