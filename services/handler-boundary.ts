@@ -30,16 +30,16 @@ export function handlerEnding(mapped: unknown): HandlerEnding | undefined {
 
 /**
  * The one error boundary of a handler: runs `body`; when it throws, maps the error (`toRestateError`), lets `onEnding`
- * record an ending (inside the invocation, so its state writes are journaled), then throws the mapped error.
- * A failure of `onEnding` itself never hides the original error.
+ * (when given) record an ending (inside the invocation, so its state writes are journaled), then throws the mapped
+ * error. A failure of `onEnding` itself never hides the original error.
  */
-export async function withErrorBoundary<T>(body: () => Promise<T>, onEnding: (ending: HandlerEnding) => Promise<void>): Promise<T> {
+export async function withErrorBoundary<T>(body: () => Promise<T>, onEnding?: (ending: HandlerEnding) => Promise<void>): Promise<T> {
   try {
     return await body()
   } catch (error) {
     const mapped = toRestateError(error)
     const ending = handlerEnding(mapped)
-    if (ending) await recordEnding(onEnding, ending)
+    if (ending && onEnding) await recordEnding(onEnding, ending)
     throw mapped
   }
 }

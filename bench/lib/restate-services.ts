@@ -102,12 +102,16 @@ function timedSteps(ctx: restate.ObjectContext, times: StepTimes): restate.Objec
   }
   const date = { now: () => timed(() => ctx.date.now() as restate.RestatePromise<number>), toJSON: () => ctx.date.toJSON() }
   const run = (...args: Parameters<restate.ObjectContext['run']>): restate.RestatePromise<unknown> => timed(() => ctx.run(...args))
+  // One bound method per name: our loop reaches the context many times per turn, and its time between steps is measured.
+  const bound = new Map<PropertyKey, unknown>()
   return new Proxy(ctx, {
     get(target, property) {
       if (property === 'date') return date
       if (property === 'run') return run
       const value: unknown = Reflect.get(target, property, target)
-      return typeof value === 'function' ? value.bind(target) : value
+      if (typeof value !== 'function') return value
+      if (!bound.has(property)) bound.set(property, value.bind(target))
+      return bound.get(property)
     },
   })
 }

@@ -71,7 +71,7 @@ export const childService = restate.service({
     run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, async (ctx: restate.Context, request: ChildRunRequest) => {
       // Per write, as before the outbox (nothing to sync): a child started by an older parent replays on this code unchanged.
       const outbox = createEventOutbox(ctx, rootSessionKey(request.sessionId ?? 'children'), undefined, 'per-write')
-      return withErrorBoundary(() => runChild(ctx, request, outbox), async () => undefined)
+      return withErrorBoundary(() => runChild(ctx, request, outbox))
     }),
   },
 })

@@ -33,7 +33,7 @@ export interface EventCourierOptions {
    * a quiet spell leaves at once, the events that follow it within the window leave together.
    */
   windowMs?: number
-  /** Told about a failed batch (the journaled send will bring its events); default silent. */
+  /** Told about each failed try of a batch (after its last try the journaled send brings its events); default silent. */
   onError?: (error: unknown) => void
 }
 
@@ -136,13 +136,13 @@ export function createEventCourier(options: EventCourierOptions): EventCourier {
       const lane = lanes.get(id) ?? { logKey, source, next: from, queued: [], sending: false, timer: undefined, lastSentMs: -Infinity, touchedMs: now, failures: 0 }
       lanes.set(id, lane)
       lane.touchedMs = now
-      const end = lane.next + lane.queued.length
-      if (from > end && !lane.sending) { // events this lane never saw (it was forgotten or full): start again from these
-        lane.next = from
+      if (from > lane.next + lane.queued.length) { // events this lane never saw (it was forgotten, or full)
+        if (lane.sending) return // the journaled send brings them: a batch in flight still moves this lane
+        lane.next = from // start again from these
         lane.queued = []
       }
       const fresh = events.slice(Math.max(0, lane.next + lane.queued.length - from))
-      if (fresh.length === 0 || from > lane.next + lane.queued.length) return
+      if (fresh.length === 0) return
       lane.queued.push(...fresh.slice(0, Math.max(0, MAX_QUEUED - lane.queued.length)))
       schedule(lane)
     },

@@ -38,7 +38,9 @@ export interface DeliverEventsRequest {
   events: NewSessionEvent[]
   /**
    * Sent by the recording invocation's journal (certain, in order) rather than the courier: past the source's cursor
-   * it is appended anyway (the events before it are lost for good, its own are not), where a courier batch is dropped.
+   * it is appended anyway, where a courier batch is dropped. The journaled sends of one invocation arrive in order, so
+   * that happens only when the log no longer keeps the source's cursor (it keeps its latest 64 sources) and already
+   * holds the events before it.
    */
   journaled?: boolean
 }

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AnswerResult, PendingQuestion, SessionRunResult } from '../../services/contract'
 import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
+import { loadSessionServices } from '../helpers/restate/session-services'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 
 const EXPIRED_TEXT = 'The approval of this call expired before anyone answered, so it was denied.'
@@ -11,17 +12,8 @@ describe.each(REPLAY_MODES)('approvals with a deadline ($mode)', ({ alwaysReplay
   beforeAll(async () => {
     // The services read their settings when they load: a fresh copy with a short approval deadline (and, for the
     // always-replay mode, the inactivity timeout at 0).
-    vi.resetModules()
-    process.env.ZIDANE_APPROVAL_TIMEOUT_MS = '1500'
-    if (alwaysReplay) process.env.ZIDANE_INACTIVITY_TIMEOUT_MS = '0'
-    const { sessionObject } = await import('../../services/agent-object/session-object')
-    const { childService } = await import('../../services/child-runner/child-service')
-    const { resumerObject } = await import('../../services/resumer/resumer-object')
-    const { inboxObject } = await import('../../services/inbox/inbox-object')
-    const { eventLogObject, eventWatchService } = await import('../../services/event-log/event-log-object')
-    delete process.env.ZIDANE_APPROVAL_TIMEOUT_MS
-    delete process.env.ZIDANE_INACTIVITY_TIMEOUT_MS
-    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, inboxObject, eventLogObject, eventWatchService], alwaysReplay })
+    const services = await loadSessionServices({ ZIDANE_APPROVAL_TIMEOUT_MS: '1500', ...(alwaysReplay ? { ZIDANE_INACTIVITY_TIMEOUT_MS: '0' } : {}) })
+    harness = await startRestateHarness({ services, alwaysReplay })
   })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)

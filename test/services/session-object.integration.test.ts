@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AnswerResult, SessionRunResult, SessionView } from '../../services/contract'
 import type { ReadEventsResult } from '../../services/event-log/event-log-contract'
 import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
+import { loadSessionServices, readEventsUntil } from '../helpers/restate/session-services'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 
 describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
@@ -10,16 +11,8 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
   beforeAll(async () => {
     // The services read their handler timeouts from the environment when they load: always-replay sets the
     // inactivity timeout to 0 (every await suspends), so load a fresh copy of them for each mode.
-    vi.resetModules()
-    if (alwaysReplay) process.env.ZIDANE_INACTIVITY_TIMEOUT_MS = '0'
-    else delete process.env.ZIDANE_INACTIVITY_TIMEOUT_MS
-    const { sessionObject } = await import('../../services/agent-object/session-object')
-    const { childService } = await import('../../services/child-runner/child-service')
-    const { resumerObject } = await import('../../services/resumer/resumer-object')
-    const { eventLogObject, eventWatchService } = await import('../../services/event-log/event-log-object')
-    const { inboxObject } = await import('../../services/inbox/inbox-object')
-    delete process.env.ZIDANE_INACTIVITY_TIMEOUT_MS
-    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, inboxObject, eventLogObject, eventWatchService], alwaysReplay })
+    const services = await loadSessionServices(alwaysReplay ? { ZIDANE_INACTIVITY_TIMEOUT_MS: '0' } : {})
+    harness = await startRestateHarness({ services, alwaysReplay })
     // The services' event courier starts on the first run that records through the outbox: point it at this server.
     process.env.RESTATE_INGRESS_URL = harness.ingressUrl
   })
@@ -27,11 +20,7 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)
 
-  /** The session's event log once `done` holds: appends are one-way calls, they may land just after the run's result. */
-  const readLogUntil = async (key: string, done: (events: ReadEventsResult['events']) => boolean): Promise<{ body: ReadEventsResult }> => h().waitFor(async () => {
-    const read = await h().call<ReadEventsResult>(`events/${key}/read`, { after: 0 })
-    return done(read.body.events) ? read : undefined
-  }, 10_000, `the events of ${key}`)
+  const readLogUntil = async (key: string, done: (events: ReadEventsResult['events']) => boolean): Promise<ReadEventsResult['events']> => readEventsUntil(h(), key, done)
 
   it('runs a prompt to completion and shows turns and usage', async () => {
     const result = await h().call<SessionRunResult>('session/t1~basic/run', { prompt: 'hello' })
@@ -42,9 +31,9 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     expect(view.body.usage.modelRequests).toBe(1)
     expect(view.body.status).toBe('completed')
     const log = await readLogUntil('t1~basic', events => events.some(event => event.type === 'run:end'))
-    expect(log.body.events.map(event => event.type)).toEqual(['run:start', 'turn:end', 'run:end'])
-    expect(log.body.events.map(event => event.seq)).toEqual([1, 2, 3])
-    expect(log.body.events[1]?.data).toMatchObject({ text: 'Echo: hello' })
+    expect(log.map(event => event.type)).toEqual(['run:start', 'turn:end', 'run:end'])
+    expect(log.map(event => event.seq)).toEqual([1, 2, 3])
+    expect(log[1]?.data).toMatchObject({ text: 'Echo: hello' })
   })
 
   it('parks ask_user on an awakeable answered through the resumer', async () => {
@@ -78,9 +67,9 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     expect(view.body.usage.modelRequests).toBe(5) // the parent's two and one per child
     // Each child streamed its own events under its label, once; the parent did not repeat them when it merged.
     const log = await readLogUntil('t1~spawn', events => events.filter(event => event.type === 'child:end').length === 3)
-    const childEvents = log.body.events.filter(event => event.type === 'child:start' || event.type === 'child:end')
+    const childEvents = log.filter(event => event.type === 'child:start' || event.type === 'child:end')
     expect(childEvents.map(event => `${event.type} ${String(event.data.label)}`).sort()).toEqual(['child:end child-1', 'child:end child-2', 'child:end child-3', 'child:start child-1', 'child:start child-2', 'child:start child-3'])
-    expect(log.body.events.filter(event => event.type === 'run:start')).toHaveLength(1)
+    expect(log.filter(event => event.type === 'run:start')).toHaveLength(1)
   })
 
   it('records a run of the outbox once in the log, whether the courier or the journaled send brought each event', async () => {
@@ -94,8 +83,8 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     const { processEventCourier } = await import('../../services/event-log/process-courier')
     await processEventCourier()?.idle()
     const outbox = await h().call<ReadEventsResult>('events/t1~outbox/read', { after: 0 })
-    expect(shape(perWrite.body.events)).toEqual(['run:start ', 'tool:start todowrite', 'tool:end todowrite', 'turn:end ', 'turn:end ', 'run:end '])
-    expect(shape(outbox.body.events)).toEqual(shape(perWrite.body.events))
+    expect(shape(perWrite)).toEqual(['run:start ', 'tool:start todowrite', 'tool:end todowrite', 'turn:end ', 'turn:end ', 'run:end '])
+    expect(shape(outbox.body.events)).toEqual(shape(perWrite))
     expect(outbox.body.events.map(event => event.seq)).toEqual([1, 2, 3, 4, 5, 6])
     expect(outbox.body.count).toBe(6)
   })
@@ -104,7 +93,7 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     await h().send('session/t1~outbox-ask/run', { prompt: 'ask: colour?', eventRecording: 'outbox' })
     // The question is journaled at once (and carried by the courier): a person sees it even when the courier fails.
     const log = await readLogUntil('t1~outbox-ask', events => events.some(event => event.type === 'question'))
-    expect(log.body.events.map(event => event.type)).toEqual(['run:start', 'tool:start', 'question'])
-    expect(log.body.events.at(-1)?.data).toMatchObject({ question: 'colour?' })
+    expect(log.map(event => event.type)).toEqual(['run:start', 'tool:start', 'question'])
+    expect(log.at(-1)?.data).toMatchObject({ question: 'colour?' })
   })
 })

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionRunResult, SessionView } from '../../services/contract'
 import { printLogsOnFailure, startRestateHarness } from '../helpers/restate/restate-harness'
+import { loadSessionServices } from '../helpers/restate/session-services'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 
 const TREE_LIMIT = 4
@@ -14,17 +15,8 @@ describe('ZIDANE_MAX_CHILDREN_PER_RUN through the real services on a real server
   const workspaces = mkdtempSync(join(tmpdir(), 'zidane-tree-limit-'))
   beforeAll(async () => {
     // The services read their limits from the environment when they load: load a fresh copy with the tree limit set.
-    vi.resetModules()
-    process.env.ZIDANE_MAX_CHILDREN_PER_RUN = String(TREE_LIMIT)
-    process.env.ZIDANE_WORKSPACE_ROOT = workspaces
-    const { sessionObject } = await import('../../services/agent-object/session-object')
-    const { childService } = await import('../../services/child-runner/child-service')
-    const { resumerObject } = await import('../../services/resumer/resumer-object')
-    const { eventLogObject, eventWatchService } = await import('../../services/event-log/event-log-object')
-    const { inboxObject } = await import('../../services/inbox/inbox-object')
-    delete process.env.ZIDANE_MAX_CHILDREN_PER_RUN
-    delete process.env.ZIDANE_WORKSPACE_ROOT
-    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, inboxObject, eventLogObject, eventWatchService] })
+    const services = await loadSessionServices({ ZIDANE_MAX_CHILDREN_PER_RUN: String(TREE_LIMIT), ZIDANE_WORKSPACE_ROOT: workspaces })
+    harness = await startRestateHarness({ services })
   })
   afterAll(async () => {
     await harness?.stop()

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionRunResult } from '../../../services/contract'
 import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
+import { loadSessionServices } from '../../helpers/restate/session-services'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
 
 /**
@@ -26,12 +27,7 @@ describe('session run journals', () => {
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
   beforeAll(async () => {
     process.env.RESTATE_INGRESS_URL = 'http://127.0.0.1:1' // the courier is outside the journal: leave it out
-    const { sessionObject } = await import('../../../services/agent-object/session-object')
-    const { childService } = await import('../../../services/child-runner/child-service')
-    const { resumerObject } = await import('../../../services/resumer/resumer-object')
-    const { eventLogObject, eventWatchService } = await import('../../../services/event-log/event-log-object')
-    const { inboxObject } = await import('../../../services/inbox/inbox-object')
-    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, inboxObject, eventLogObject, eventWatchService] })
+    harness = await startRestateHarness({ services: await loadSessionServices() })
   })
   afterAll(async () => {
     delete process.env.RESTATE_INGRESS_URL

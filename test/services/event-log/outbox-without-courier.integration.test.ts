@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionRunResult } from '../../../services/contract'
 import type { ReadEventsResult } from '../../../services/event-log/event-log-contract'
 import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
+import { loadSessionServices, readEventsUntil } from '../../helpers/restate/session-services'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
 
 /**
@@ -13,12 +14,7 @@ describe('event outbox when the courier fails', () => {
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
   beforeAll(async () => {
     process.env.RESTATE_INGRESS_URL = 'http://127.0.0.1:1'
-    const { sessionObject } = await import('../../../services/agent-object/session-object')
-    const { childService } = await import('../../../services/child-runner/child-service')
-    const { resumerObject } = await import('../../../services/resumer/resumer-object')
-    const { eventLogObject, eventWatchService } = await import('../../../services/event-log/event-log-object')
-    const { inboxObject } = await import('../../../services/inbox/inbox-object')
-    harness = await startRestateHarness({ services: [sessionObject, childService, resumerObject, inboxObject, eventLogObject, eventWatchService] })
+    harness = await startRestateHarness({ services: await loadSessionServices() })
   })
   afterAll(async () => {
     delete process.env.RESTATE_INGRESS_URL
@@ -27,10 +23,7 @@ describe('event outbox when the courier fails', () => {
   printLogsOnFailure(() => harness)
 
   const run = async (key: string, prompt: string): Promise<void> => { await h().call<SessionRunResult>(`session/${key}/run`, { prompt, eventRecording: 'outbox' }) }
-  const logOnce = async (key: string, done: (events: ReadEventsResult['events']) => boolean): Promise<ReadEventsResult['events']> => h().waitFor(async () => {
-    const read = await h().call<ReadEventsResult>(`events/${key}/read`, { after: 0 })
-    return done(read.body.events) ? read.body.events : undefined
-  }, 10_000, `the events of ${key}`)
+  const logOnce = async (key: string, done: (events: ReadEventsResult['events']) => boolean): Promise<ReadEventsResult['events']> => readEventsUntil(h(), key, done)
   const types = (events: ReadEventsResult['events']): string[] => events.map(event => event.type)
 
   it('brings every event of a run with its end', async () => {
