@@ -44,15 +44,15 @@ describe('session run journals', () => {
     return commandsOf(invocationId ?? '')
   }
   /**
-   * A run parked on a question: its journal up to the wait, read once the question's events were sent (the last
-   * command before the wait) and two reads 200 ms apart agree.
+   * A run parked on a person: its journal up to the wait, read once the question is listed in the session's pending
+   * questions (the last command before the wait) and two reads 200 ms apart agree.
    */
-  const waiting = async (key: string, prompt: string): Promise<string[]> => {
-    const invocationId = await h().send(`session/${key}/run`, { prompt, eventRecording: 'outbox' })
+  const waiting = async (key: string, request: { prompt: string; policy?: { approve: string[] } }): Promise<string[]> => {
+    const invocationId = await h().send(`session/${key}/run`, { ...request, eventRecording: 'outbox' })
     let previous: string[] = []
     return h().waitFor(async () => {
       const commands = await commandsOf(invocationId)
-      const settled = commands.some(command => command.includes('"question"')) && JSON.stringify(commands) === JSON.stringify(previous)
+      const settled = commands.some(command => command.startsWith('SetState pending_questions')) && JSON.stringify(commands) === JSON.stringify(previous)
       previous = commands
       if (!settled) await new Promise(resolve => setTimeout(resolve, 200))
       return settled ? commands : undefined
@@ -63,7 +63,8 @@ describe('session run journals', () => {
     const shapes: Record<string, string[]> = {
       'tool calls': await finished('t1~shape-todo', 'todo: one | two'),
       'sub-agents': await finished('t1~shape-spawn', 'spawn: a | b'),
-      'a question waiting': await waiting('t1~shape-ask', 'ask: colour?'),
+      'a question waiting': await waiting('t1~shape-ask', { prompt: 'ask: colour?' }),
+      'an approval waiting': await waiting('t1~shape-approve', { prompt: 'write: a.txt hi', policy: { approve: ['write_file'] } }),
     }
     if (process.env.ZIDANE_UPDATE_JOURNAL_SHAPES === '1') writeFileSync(FIXTURE, `${JSON.stringify(shapes, null, 2)}\n`)
     expect(shapes).toEqual(JSON.parse(readFileSync(FIXTURE, 'utf8')))
