@@ -19,15 +19,26 @@ describe('step scope', () => {
     expect(runningStepClosures()).toBe(0)
   })
 
-  it('guards a closure started after every earlier one has ended, and nothing outside them', async () => {
+  it('guards a closure started after every earlier one has ended', async () => {
     await runInStep('first', async () => { await tick() })
-    expect(currentStep()).toBeUndefined()
-    expect(() => assertOutsideStep('ctx.set()')).not.toThrow()
     await runInStep('second', async () => {
       await tick()
       expect(() => assertOutsideStep('ctx.set()')).toThrow(/inside the closure of step "second"/)
     })
-    await tick()
-    expect(() => assertOutsideStep('ctx.set()')).not.toThrow()
+  })
+
+  it('leaves code outside every closure unguarded, also while a closure of the same process runs', async () => {
+    let release = (): void => undefined
+    const pending = runInStep('pending', async () => { await new Promise<void>(resolve => { release = resolve }) })
+    // Another chain (the handler of another invocation, the loop between its steps) reaches the context meanwhile.
+    const outside = (async () => {
+      await tick()
+      expect(runningStepClosures()).toBe(1)
+      expect(currentStep()).toBeUndefined()
+      expect(() => assertOutsideStep('ctx.set()')).not.toThrow()
+    })()
+    await outside
+    release()
+    await pending
   })
 })
