@@ -79,6 +79,16 @@ const CASES: Record<string, Case> = {
       return { refused: true, message: error instanceof Error ? error.message : String(error) }
     }
   },
+  async contextInsideOutlivingStep(runtime, tag) {
+    // Two closures at once (parallel tool calls): the short one ends and is journaled first, the long one goes on.
+    const short: Promise<unknown> = runtime.step(stepKey('run', 'tool', tag, 'short'), async () => 'short')
+    const long: Promise<unknown> = runtime.step(stepKey('run', 'tool', tag, 'long'), async () => {
+      await new Promise(resolve => setTimeout(resolve, 150))
+      return { now: await runtime.now() }
+    })
+    const settled = await runtime.allSettled?.([short, long]) ?? []
+    return settled.map(result => (result.status === 'fulfilled' ? { value: result.value } : { refused: result.reason instanceof Error ? result.reason.message : String(result.reason) }))
+  },
 }
 
 const contractProbe = restate.object({
@@ -151,5 +161,12 @@ describe.each(REPLAY_MODES)('durable contract on restateRuntime ($mode)', ({ mod
     expect(observed.refused).toBe(true)
     expect(observed.message).toContain(`run/${mode}-contextInsideStep/contextInsideStep/tool`)
     expect(observed.message).toContain('runtime.now()')
+  })
+
+  it('still refuses a runtime call inside a step that outlives a parallel step already journaled', async () => {
+    const [short, long] = await call<Array<{ value?: unknown; refused?: string }>>('contextInsideOutlivingStep')
+    expect(short).toEqual({ value: 'short' })
+    expect(long?.refused).toContain(`run/${mode}-contextInsideOutlivingStep/contextInsideOutlivingStep/long/tool`)
+    expect(long?.refused).toContain('runtime.now()')
   })
 })
