@@ -4,6 +4,13 @@ import type { SessionData, SessionMeta, SessionStatus, SessionStore, SessionTurn
 /** A `SessionStore` in process memory: for tests, the default runtime and sessions that need not outlive the process. */
 export function createMemorySessionStore(): SessionStore {
   const sessions = new Map<string, SessionData>()
+  /** Ids of each stored session's turns, kept beside it: an append checks its turns against them, not a rebuilt set. */
+  const turnIds = new Map<string, Set<string>>()
+  const idsOf = (session: SessionData): Set<string> => {
+    let ids = turnIds.get(session.id)
+    if (!ids) turnIds.set(session.id, ids = new Set(session.turns.map(turn => turn.id)))
+    return ids
+  }
   return {
     async load(sessionId) {
       const found = sessions.get(sessionId)
@@ -11,11 +18,12 @@ export function createMemorySessionStore(): SessionStore {
     },
     async save(session) {
       sessions.set(session.id, copyData(session))
+      turnIds.delete(session.id)
     },
     async appendTurns(sessionId, turns) {
       const session = sessions.get(sessionId)
       if (!session) return
-      appendNewTurns(session.turns, turns)
+      appendNewTurns(session.turns, turns, idsOf(session))
     },
     async saveMeta(sessionId, meta) {
       const session = sessions.get(sessionId)
@@ -31,9 +39,12 @@ export function createMemorySessionStore(): SessionStore {
   }
 }
 
-/** Appends the turns whose ids are not in `target` yet, in order: the idempotent append every store promises. */
-export function appendNewTurns(target: SessionTurn[], turns: readonly SessionTurn[]): void {
-  const known = new Set(target.map(turn => turn.id))
+/**
+ * Appends the turns whose ids are not in `target` yet, in order: the idempotent append every store promises. `known`
+ * holds the ids of `target`'s turns (a store that keeps it between appends passes it, and it is updated); without it
+ * the ids are collected from `target`.
+ */
+export function appendNewTurns(target: SessionTurn[], turns: readonly SessionTurn[], known: Set<string> = new Set(target.map(turn => turn.id))): void {
   for (const turn of turns) {
     if (known.has(turn.id)) continue
     known.add(turn.id)
