@@ -5,7 +5,7 @@ import { eventLogObject } from '../../../services/event-log/event-log-object'
 import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
 import { startIngressGate } from '../../helpers/ingress-gate'
-import type { GatedRequest } from '../../helpers/ingress-gate'
+import type { GatedRequest, IngressGate } from '../../helpers/ingress-gate'
 
 const events = (from: number, count: number): NewSessionEvent[] =>
   Array.from({ length: count }, (_, offset) => ({ type: 'tool:end', at: 1_000 + from + offset, data: { index: from + offset } }))
@@ -15,12 +15,34 @@ const indexes = (result: ReadEventsResult): unknown[] => result.events.map(event
 /** Where the batch a gated request carried starts. */
 const fromOf = (request: GatedRequest): unknown => (request.body as { from?: unknown } | undefined)?.from
 
+/**
+ * Carries `first` (from 0) through a courier whose first post the gate holds, then `later` (from `laterFrom`) while
+ * that post is in flight; releases the post and waits until the courier is idle.
+ */
+async function carryBehindHeldBatch(gate: IngressGate, logKey: string, source: string, first: NewSessionEvent[], laterFrom: number, later: NewSessionEvent[]): Promise<void> {
+  const courier = createEventCourier({ ingressUrl: gate.url, windowMs: 0 })
+  courier.carry(logKey, source, 0, first)
+  await gate.received(1)
+  courier.carry(logKey, source, laterFrom, later)
+  gate.release()
+  await courier.idle()
+}
+
 describe('event courier against a real Restate server', () => {
   let harness: RestateHarness | undefined
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
   beforeAll(async () => { harness = await startRestateHarness({ services: [eventLogObject] }) })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)
+  /** Runs `body` with a gate in front of the harness's ingress, closed afterwards. */
+  const withGate = async (decide: Parameters<typeof startIngressGate>[1], body: (gate: IngressGate) => Promise<void>): Promise<void> => {
+    const gate = await startIngressGate(h().ingressUrl, decide)
+    try {
+      await body(gate)
+    } finally {
+      await gate.close()
+    }
+  }
 
   it('delivers what it carries in order, batching the events that follow each other within its window', async () => {
     const courier = createEventCourier({ ingressUrl: h().ingressUrl, windowMs: 500 })
@@ -118,8 +140,7 @@ describe('event courier against a real Restate server', () => {
   })
 
   it('leaves a batch it cannot post to the journaled send after three tries, and goes on from the events after it', async () => {
-    const gate = await startIngressGate(h().ingressUrl, index => (index < 3 ? 'fail' : 'forward'))
-    try {
+    await withGate(index => (index < 3 ? 'fail' : 'forward'), async (gate) => {
       const failures: unknown[] = []
       const courier = createEventCourier({ ingressUrl: gate.url, windowMs: 0, onError: error => failures.push(error) })
       courier.carry('t1~down', 'inv-6', 0, events(0, 2))
@@ -133,50 +154,31 @@ describe('event courier against a real Restate server', () => {
       expect((await h().call<ReadEventsResult>('events/t1~down/read', { after: 0 })).body.count).toBe(0)
       await h().call('events/t1~down/deliver', { source: 'inv-6', from: 0, events: events(0, 3), journaled: true })
       expect(indexes((await h().call<ReadEventsResult>('events/t1~down/read', { after: 0 })).body)).toEqual([0, 1, 2])
-    } finally {
-      await gate.close()
-    }
+    })
   })
 
   it('holds at most 4,096 events of a source while its ingress hangs, and leaves the newer ones to the journaled send', async () => {
-    const gate = await startIngressGate(h().ingressUrl, index => (index === 0 ? 'hold' : 'forward'))
-    try {
-      const courier = createEventCourier({ ingressUrl: gate.url, windowMs: 0 })
-      courier.carry('t1~capped', 'inv-7', 0, events(0, 1))
-      await gate.received(1)
-      courier.carry('t1~capped', 'inv-7', 1, events(1, 5_000))
-      gate.release()
-      await courier.idle()
+    await withGate(index => (index === 0 ? 'hold' : 'forward'), async (gate) => {
+      await carryBehindHeldBatch(gate, 't1~capped', 'inv-7', events(0, 1), 1, events(1, 5_000))
       const log = await h().call<ReadEventsResult>('events/t1~capped/read', { after: 4_090, limit: 100 })
       // The lane holds 4,096 events, the one in flight included: events 0 … 4,095.
       expect(log.body.count).toBe(4_096)
       expect(indexes(log.body).at(-1)).toBe(4_095)
       await h().call('events/t1~capped/deliver', { source: 'inv-7', from: 0, events: events(0, 5_001), journaled: true })
       expect((await h().call<ReadEventsResult>('events/t1~capped/read', { after: 5_000 })).body.count).toBe(5_001)
-    } finally {
-      await gate.close()
-    }
+    })
   })
 
   it('drops events that skip ahead of a batch in flight: the journaled send brings them, not a batch with a gap', async () => {
-    const gate = await startIngressGate(h().ingressUrl, index => (index === 0 ? 'hold' : 'forward'))
-    try {
-      const courier = createEventCourier({ ingressUrl: gate.url, windowMs: 0 })
-      courier.carry('t1~skipped', 'inv-8', 0, events(0, 2))
-      await gate.received(1)
-      courier.carry('t1~skipped', 'inv-8', 10, events(10, 3))
-      gate.release()
-      await courier.idle()
+    await withGate(index => (index === 0 ? 'hold' : 'forward'), async (gate) => {
+      await carryBehindHeldBatch(gate, 't1~skipped', 'inv-8', events(0, 2), 10, events(10, 3))
       expect(gate.requests.map(request => fromOf(request))).toEqual([0])
       expect(indexes((await h().call<ReadEventsResult>('events/t1~skipped/read', { after: 0 })).body)).toEqual([0, 1])
-    } finally {
-      await gate.close()
-    }
+    })
   })
 
   it('sends a batch again at once on a new connection when its kept-alive connection was reset, without counting a failure', async () => {
-    const gate = await startIngressGate(h().ingressUrl, index => (index === 1 ? 'reset' : 'forward'))
-    try {
+    await withGate(index => (index === 1 ? 'reset' : 'forward'), async (gate) => {
       const failures: unknown[] = []
       const courier = createEventCourier({ ingressUrl: gate.url, windowMs: 0, onError: error => failures.push(error) })
       courier.carry('t1~stale', 'inv-9', 0, events(0, 1))
@@ -186,8 +188,6 @@ describe('event courier against a real Restate server', () => {
       expect(failures).toEqual([])
       expect(gate.requests.map(request => [fromOf(request), request.action, request.reusedConnection])).toEqual([[0, 'forward', false], [1, 'reset', true], [1, 'forward', false]])
       expect(indexes((await h().call<ReadEventsResult>('events/t1~stale/read', { after: 0 })).body)).toEqual([0, 1])
-    } finally {
-      await gate.close()
-    }
+    })
   })
 })
