@@ -1,5 +1,5 @@
 import { ESLint } from 'eslint'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 
 /** The lint rule that keeps wall-clock time and randomness out of Restate handlers and the Restate runtime. */
 describe('determinism lint rule', () => {
@@ -8,6 +8,9 @@ describe('determinism lint rule', () => {
     const [result] = await eslint.lintText(code, { filePath })
     return (result?.messages ?? []).map(message => message.ruleId ?? message.message)
   }
+  // The first typed lint builds the TypeScript program of the whole project (35–40 s here, longer with a second test
+  // run beside it): paid once in this hook, whose timeout is long, not in the first case's 60 s.
+  beforeAll(async () => { await rulesHit('services/config.ts', 'export const warm = 1\n') }, 300_000)
 
   it.each([
     ['services/config.ts', 'export const at = Date.now()\n'],
