@@ -6,9 +6,9 @@ export function createMemorySessionStore(): SessionStore {
   const sessions = new Map<string, SessionData>()
   /** Ids of each stored session's turns, kept beside it: an append checks its turns against them, not a rebuilt set. */
   const turnIds = new Map<string, Set<string>>()
-  const idsOf = (session: SessionData): Set<string> => {
-    let ids = turnIds.get(session.id)
-    if (!ids) turnIds.set(session.id, ids = new Set(session.turns.map(turn => turn.id)))
+  const idsOf = (sessionId: string, session: SessionData): Set<string> => {
+    let ids = turnIds.get(sessionId)
+    if (!ids) turnIds.set(sessionId, ids = new Set(session.turns.map(turn => turn.id)))
     return ids
   }
   return {
@@ -23,7 +23,7 @@ export function createMemorySessionStore(): SessionStore {
     async appendTurns(sessionId, turns) {
       const session = sessions.get(sessionId)
       if (!session) return
-      appendNewTurns(session.turns, turns, idsOf(session))
+      appendNewTurns(session.turns, turns, idsOf(sessionId, session))
     },
     async saveMeta(sessionId, meta) {
       const session = sessions.get(sessionId)

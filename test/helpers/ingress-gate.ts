@@ -16,28 +16,31 @@ export interface GatedRequest { path: string; body: unknown; action: GateAction;
 export interface IngressGate {
   /** `http://127.0.0.1:<port>`: give it to the client under test as its ingress URL. */
   url: string
-  /** Every request so far, in arrival order. */
+  /** Every request so far, in the order their bodies arrived (the index `decide` was given). */
   readonly requests: GatedRequest[]
   /** Forwards the held requests to the ingress (their answers reach the client then). */
   release(): void
   /** Resolves once `count` requests have arrived. */
   received(count: number): Promise<void>
+  /** Answers the held requests 503, closes every connection and stops listening. */
   close(): Promise<void>
 }
 
 /**
- * Starts a gate in front of `ingressUrl`. `decide(index, path)` picks the action of request `index` (0-based); kept-alive
- * connections are kept, so a client's second request can arrive on a reused connection (and be reset there).
+ * Starts a gate in front of `ingressUrl`. `decide(index, path)` picks the action of request `index` (0-based). Node's
+ * server keeps HTTP connections alive by default, so a client's second request can arrive on a reused connection (and
+ * be reset there).
  */
 export async function startIngressGate(ingressUrl: string, decide: (index: number, path: string) => GateAction): Promise<IngressGate> {
   const requests: GatedRequest[] = []
-  let held: Array<() => void> = []
+  let held: Array<(forward: boolean) => void> = []
+  let closed = false
   let arrivals: Array<{ count: number; wake: () => void }> = []
   const seenOnSocket = new WeakSet<object>()
   const forward = async (path: string, text: string, response: ServerResponse): Promise<void> => {
     const answer = await fetch(new URL(path, ingressUrl), { method: 'POST', headers: { 'content-type': 'application/json' }, body: text })
-    response.writeHead(answer.status, { 'content-type': 'application/json' })
-    response.end(await answer.text())
+    const answerText = await answer.text()
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(answerText)
   }
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const chunks: Buffer[] = []
@@ -51,12 +54,14 @@ export async function startIngressGate(ingressUrl: string, decide: (index: numbe
     for (const arrival of arrivals.filter(waiting => requests.length >= waiting.count)) arrival.wake()
     arrivals = arrivals.filter(waiting => requests.length < waiting.count)
     if (action === 'reset') return void request.socket.resetAndDestroy()
-    if (action === 'fail') return void response.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"gate closed"}')
-    if (action === 'hold') await new Promise<void>(resolve => held.push(resolve))
+    const refuse = (): void => void response.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"gate closed"}')
+    if (action === 'fail' || closed) return refuse()
+    if (action === 'hold' && !(await new Promise<boolean>(resolve => held.push(resolve)))) return refuse()
     await forward(path, text, response)
   }
-  const server = createServer({ keepAlive: true }, (request, response) => {
-    handle(request, response).catch(() => { if (!response.headersSent) response.writeHead(502).end() })
+  const server = createServer((request, response) => {
+    // A forward that failed: the client sees its connection end at once, not a silent wait.
+    handle(request, response).catch(() => { response.destroy() })
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -66,13 +71,16 @@ export async function startIngressGate(ingressUrl: string, decide: (index: numbe
     release() {
       const waiting = held
       held = []
-      for (const resume of waiting) resume()
+      for (const resume of waiting) resume(true)
     },
     received(count) {
       if (requests.length >= count) return Promise.resolve()
       return new Promise(wake => arrivals.push({ count, wake }))
     },
     close: async () => {
+      closed = true
+      for (const resume of held) resume(false)
+      held = []
       server.closeAllConnections()
       await new Promise<void>(resolve => server.close(() => resolve()))
     },

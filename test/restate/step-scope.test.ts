@@ -31,14 +31,16 @@ describe('step scope', () => {
     let release = (): void => undefined
     const pending = runInStep('pending', async () => { await new Promise<void>(resolve => { release = resolve }) })
     // Another chain (the handler of another invocation, the loop between its steps) reaches the context meanwhile.
-    const outside = (async () => {
-      await tick()
-      expect(runningStepClosures()).toBe(1)
-      expect(currentStep()).toBeUndefined()
-      expect(() => assertOutsideStep('ctx.set()')).not.toThrow()
-    })()
-    await outside
-    release()
-    await pending
+    try {
+      await (async () => {
+        await tick()
+        expect(runningStepClosures()).toBe(1)
+        expect(currentStep()).toBeUndefined()
+        expect(() => assertOutsideStep('ctx.set()')).not.toThrow()
+      })()
+    } finally {
+      release()
+      await pending
+    }
   })
 })

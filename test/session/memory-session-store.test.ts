@@ -26,4 +26,15 @@ describe('memory session store', () => {
     await store.appendTurns('s', [turn('b'), turn('c'), turn('a')])
     expect(await idsOf(store)).toEqual(['a', 'b', 'c'])
   })
+
+  it('keeps the turns of two sessions apart, one of them created by a header write', async () => {
+    const store = createMemorySessionStore()
+    await store.save(session([turn('a')]))
+    const { turns: _turns, ...meta } = { ...session([]), id: 't' }
+    await store.saveMeta('t', meta)
+    await store.appendTurns('t', [turn('a'), turn('b')])
+    await store.appendTurns('s', [turn('b')])
+    expect((await store.load('t'))?.turns.map(stored => stored.id)).toEqual(['a', 'b'])
+    expect(await idsOf(store)).toEqual(['a', 'b'])
+  })
 })

@@ -157,6 +157,15 @@ describe('event courier against a real Restate server', () => {
     })
   })
 
+  it('gives up a batch after three refused connections too (no ingress listening), and is idle', async () => {
+    const failures: unknown[] = []
+    const courier = createEventCourier({ ingressUrl: 'http://127.0.0.1:1', windowMs: 0, onError: error => failures.push(error) })
+    courier.carry('t1~refused', 'inv-10', 0, events(0, 2))
+    await courier.idle()
+    expect(failures).toHaveLength(3)
+    expect(failures.every(failure => (failure as NodeJS.ErrnoException).code === 'ECONNREFUSED')).toBe(true)
+  })
+
   it('holds at most 4,096 events of a source while its ingress hangs, and leaves the newer ones to the journaled send', async () => {
     await withGate(index => (index === 0 ? 'hold' : 'forward'), async (gate) => {
       await carryBehindHeldBatch(gate, 't1~capped', 'inv-7', events(0, 1), 1, events(1, 5_000))
