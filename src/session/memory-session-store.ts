@@ -4,11 +4,14 @@ import type { SessionData, SessionMeta, SessionStatus, SessionStore, SessionTurn
 /** A `SessionStore` in process memory: for tests, the default runtime and sessions that need not outlive the process. */
 export function createMemorySessionStore(): SessionStore {
   const sessions = new Map<string, SessionData>()
-  /** Ids of each stored session's turns, kept beside it: an append checks its turns against them, not a rebuilt set. */
-  const turnIds = new Map<string, Set<string>>()
-  const idsOf = (sessionId: string, session: SessionData): Set<string> => {
-    let ids = turnIds.get(sessionId)
-    if (!ids) turnIds.set(sessionId, ids = new Set(session.turns.map(turn => turn.id)))
+  /**
+   * Ids of each stored turn list, keyed by the list itself: an append checks its turns against them, not a rebuilt
+   * set. A save stores a new list (so its ids are collected afresh); a header write keeps the list and its ids.
+   */
+  const turnIds = new WeakMap<SessionTurn[], Set<string>>()
+  const idsOf = (turns: SessionTurn[]): Set<string> => {
+    let ids = turnIds.get(turns)
+    if (!ids) turnIds.set(turns, ids = new Set(turns.map(turn => turn.id)))
     return ids
   }
   return {
@@ -18,12 +21,11 @@ export function createMemorySessionStore(): SessionStore {
     },
     async save(session) {
       sessions.set(session.id, copyData(session))
-      turnIds.delete(session.id)
     },
     async appendTurns(sessionId, turns) {
       const session = sessions.get(sessionId)
       if (!session) return
-      appendNewTurns(session.turns, turns, idsOf(sessionId, session))
+      appendNewTurns(session.turns, turns, idsOf(session.turns))
     },
     async saveMeta(sessionId, meta) {
       const session = sessions.get(sessionId)

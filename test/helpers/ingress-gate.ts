@@ -51,8 +51,11 @@ export async function startIngressGate(ingressUrl: string, decide: (index: numbe
     seenOnSocket.add(request.socket)
     const action = decide(requests.length, path)
     requests.push({ path, body: text.length > 0 ? JSON.parse(text) : undefined, action, reusedConnection })
-    for (const arrival of arrivals.filter(waiting => requests.length >= waiting.count)) arrival.wake()
-    arrivals = arrivals.filter(waiting => requests.length < waiting.count)
+    arrivals = arrivals.filter((waiting) => {
+      if (requests.length < waiting.count) return true
+      waiting.wake()
+      return false
+    })
     if (action === 'reset') return void request.socket.resetAndDestroy()
     const refuse = (): void => void response.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"gate closed"}')
     if (action === 'fail' || closed) return refuse()
