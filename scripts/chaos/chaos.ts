@@ -131,7 +131,7 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     const violations: Violation[] = [
       ...fatal.map((reason): Violation => ({ code: 'run_not_completed', detail: `the cluster gave up: ${reason}` })),
       ...checkSessions(sessions), ...stepViolations, ...effectViolations,
-      ...(await checkJournalMismatches(cluster.adminUrl).catch((error: unknown): Violation[] => [{ code: 'journal_mismatch', detail: `could not query: ${String(error)}` }])),
+      ...(await checkJournalMismatches([cluster.adminUrl, ...cluster.nodeAdminUrls]).catch((error: unknown): Violation[] => [{ code: 'journal_mismatch', detail: `could not query: ${String(error)}` }])),
     ]
     const backAfterMs: Record<KillKind, number[]> = { services: [], gateway: [], restate: [] }
     for (const kill of kills) if (kill.backAfterMs !== undefined) backAfterMs[kill.kind].push(kill.backAfterMs)

@@ -122,9 +122,13 @@ export function checkSideEffects(ledger: string, sessions: readonly SessionRecor
   return { violations, missing }
 }
 
-/** Tries of a query that fails on the server's side: a node that came back after a kill may still miss a peer. */
-const SQL_ATTEMPTS = 5
-const SQL_RETRY_MS = 1_000
+/**
+ * Tries of a query that fails on the server's side. A node that came back after a kill may still miss a peer
+ * ("No such scanner") or a partition processor ("expecting a partition store") for tens of seconds, so the tries
+ * span about a minute and go round every node's admin API.
+ */
+const SQL_ATTEMPTS = 30
+const SQL_RETRY_MS = 2_000
 
 async function sqlOnce(adminUrl: string, query: string): Promise<Array<Record<string, unknown>>> {
   const response = await fetch(`${adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query }), signal: AbortSignal.timeout(30_000) })
@@ -133,24 +137,24 @@ async function sqlOnce(adminUrl: string, query: string): Promise<Array<Record<st
 }
 
 /**
- * Runs `query` on the admin API. A 5xx or a refused connection is tried again (up to {@link SQL_ATTEMPTS}): right
- * after a node's kill a cluster-wide scan can fail with DataFusion's "No such scanner" while its peers come back.
+ * Runs `query` on the admin APIs `adminUrls`, the next one on each try. A 5xx or a refused connection is tried again
+ * (up to {@link SQL_ATTEMPTS}); a 4xx (a bad query) is not.
  */
-async function sql(adminUrl: string, query: string): Promise<Array<Record<string, unknown>>> {
+export async function sql(adminUrls: readonly string[], query: string, retryMs = SQL_RETRY_MS): Promise<Array<Record<string, unknown>>> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await sqlOnce(adminUrl, query)
+      return await sqlOnce(adminUrls[(attempt - 1) % adminUrls.length] ?? '', query)
     } catch (error) {
       const status = (error as { status?: number }).status
       if (attempt >= SQL_ATTEMPTS || (status !== undefined && status < 500)) throw error
-      await new Promise(resolve => setTimeout(resolve, SQL_RETRY_MS))
+      await new Promise(resolve => setTimeout(resolve, retryMs))
     }
   }
 }
 
 /** The journal of invocation `id` as `index:type:name` items, for the report of a mismatch. */
-async function journalOf(adminUrl: string, id: string): Promise<string> {
-  const rows = await sql(adminUrl, `SELECT index, entry_type, name FROM sys_journal WHERE id = '${id.replace(/[^A-Za-z0-9_]/g, '')}' ORDER BY index`).catch(() => [])
+async function journalOf(adminUrls: readonly string[], id: string): Promise<string> {
+  const rows = await sql(adminUrls, `SELECT index, entry_type, name FROM sys_journal WHERE id = '${id.replace(/[^A-Za-z0-9_]/g, '')}' ORDER BY index`).catch(() => [])
   return rows.map(row => `${String(row.index)}:${String(row.entry_type)}${row.name ? `:${String(row.name)}` : ''}`).join(' ')
 }
 
@@ -158,13 +162,13 @@ async function journalOf(adminUrl: string, id: string): Promise<string> {
  * Invocations Restate reports with a journal mismatch (RT0016, SDK code 570), read from `sys_invocation`; each
  * violation carries the failure's fields and the invocation's journal, so the replay bug can be found after the run.
  */
-export async function checkJournalMismatches(adminUrl: string): Promise<Violation[]> {
-  const rows = await sql(adminUrl, "SELECT * FROM sys_invocation WHERE last_failure_error_code IN ('RT0016', '570') OR last_failure LIKE '%mismatch%'").catch((error: unknown) => [{ error: String(error) }])
+export async function checkJournalMismatches(adminUrls: readonly string[]): Promise<Violation[]> {
+  const rows = await sql(adminUrls, "SELECT * FROM sys_invocation WHERE last_failure_error_code IN ('RT0016', '570') OR last_failure LIKE '%mismatch%'").catch((error: unknown) => [{ error: String(error) }])
   const violations: Violation[] = []
   for (const row of rows) {
     if ('error' in row) { violations.push({ code: 'journal_mismatch', detail: `could not read sys_invocation: ${String(row.error)}` }); continue }
     const failure = Object.entries(row).filter(([key, value]) => key.startsWith('last_failure') && value !== null).map(([key, value]) => `${key}=${String(value).slice(0, 400)}`).join('; ')
-    violations.push({ code: 'journal_mismatch', detail: `${String(row.id)} ${String(row.target)} ${String(row.status)}: ${failure}; journal: ${await journalOf(adminUrl, String(row.id))}` })
+    violations.push({ code: 'journal_mismatch', detail: `${String(row.id)} ${String(row.target)} ${String(row.status)}: ${failure}; journal: ${await journalOf(adminUrls, String(row.id))}` })
   }
   return violations
 }

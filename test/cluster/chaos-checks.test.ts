@@ -1,6 +1,8 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { INTERRUPTED_TOOL_TEXT } from 'zidane'
-import { attemptRestarts, checkModelSteps, checkSessions, checkSideEffects } from '../../scripts/chaos/checks'
+import { attemptRestarts, checkModelSteps, checkSessions, checkSideEffects, sql } from '../../scripts/chaos/checks'
 import { quantile, recoveryTimes } from '../../scripts/chaos/chaos'
 import type { KillRecord } from '../../scripts/chaos/killer'
 import { ownerOf } from '../../scripts/chaos/model-ledger'
@@ -10,6 +12,21 @@ import type { SessionRecord } from '../../scripts/chaos/workload'
 
 function session(id: string, kind: SessionRecord['kind'], outcome: Partial<SessionRecord>): SessionRecord {
   return { id, kind, ...sessionPrompt(id, kind, '/tmp/ledger'), startedAt: 0, answerStatuses: [], ...outcome }
+}
+
+/** An admin API that answers every query with `status` and `body`; counts what it got. */
+async function adminAnswering(status: number, body: string): Promise<{ url: string; queries: () => number; close: () => Promise<void> }> {
+  let queries = 0
+  const server = createServer((request, response) => {
+    queries++
+    request.resume().on('end', () => response.writeHead(status, { 'content-type': 'application/json' }).end(body))
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    queries: () => queries,
+    close: () => new Promise(resolve => server.close(() => resolve())),
+  }
 }
 
 const restateKill: KillRecord = { kind: 'restate', target: 'restate-2', at: 10_000, backAfterMs: 3_000 }
@@ -87,5 +104,19 @@ describe('chaos checks', () => {
     expect(parseChaosOptions([], 7).kills).toBeGreaterThanOrEqual(200)
     expect(() => parseChaosOptions(['--kill', '3'])).toThrow(ChaosOptionError)
     expect(() => parseChaosOptions(['--kills', 'many'])).toThrow('--kills needs a whole number')
+  })
+
+  it('a query a node cannot serve yet (5xx) goes to the next node; a bad query (4xx) is not tried again', async () => {
+    const missingPartition = await adminAnswering(500, JSON.stringify({ message: 'expecting a partition store' }))
+    const ready = await adminAnswering(200, JSON.stringify({ rows: [{ id: 'inv_1' }] }))
+    const refusing = await adminAnswering(400, JSON.stringify({ message: 'bad query' }))
+    try {
+      expect(await sql([missingPartition.url, missingPartition.url, ready.url], 'SELECT 1', 1)).toEqual([{ id: 'inv_1' }])
+      expect(missingPartition.queries()).toBe(2)
+      await expect(sql([refusing.url, ready.url], 'SELECT', 1)).rejects.toThrow('400')
+      expect(refusing.queries()).toBe(1)
+    } finally {
+      await Promise.all([missingPartition.close(), ready.close(), refusing.close()])
+    }
   })
 })
