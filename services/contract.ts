@@ -1,4 +1,6 @@
 import type { AgentStats } from 'zidane'
+import type { ChildRunRequest } from 'zidane/restate'
+import type { RunSettings } from './run-settings'
 import type { SessionRun, SessionStatus, SessionTurn, RunTotals } from 'zidane/session'
 
 /**
@@ -45,6 +47,25 @@ export interface SessionRunRequest {
    * runs created before the outbox, which must replay unchanged on this code.
    */
   eventRecording?: 'outbox'
+  /**
+   * `'journaled'` (what the gateway sends): the run journals the services' settings it depends on (`RunSettings`:
+   * limits, approval policy, timeouts, history budget, sub-agent limits, its tools) in one `settings` step as it
+   * starts, keeps them on every attempt and hands them to its sub-agents; a changed setting applies to later runs.
+   * Absent (steering runs, runs created before the step): the settings of the process running the attempt.
+   */
+  runSettings?: 'journaled'
+}
+
+/** The name of the sub-agent tool (`restateSpawnTool`): the operator's tool selection names it so. */
+export const SPAWN_TOOL = 'spawn'
+
+/**
+ * Input of the child runner's `run`: the library's request, and the settings of the run that spawned it when that run
+ * journaled its own (`runSettings: 'journaled'`). Absent: the settings of the process running the attempt, as for
+ * children started before the settings were handed down.
+ */
+export interface ServicesChildRunRequest extends ChildRunRequest {
+  settings?: RunSettings
 }
 
 /** Output of `session/<key>/run`. */

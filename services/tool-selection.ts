@@ -1,10 +1,22 @@
 import type { ToolDef } from 'zidane'
 import { createBuiltinTools } from 'zidane/tools'
 import { isToolSelected, shellPolicy } from './shell-policy'
+import type { ShellPolicy } from './shell-policy'
 
-/** The built-in tools of a session's workspace `root`, with the shell's sandbox and environment from `shellPolicy`. */
-export function builtinTools(root: string, env: NodeJS.ProcessEnv = process.env): ToolDef[] {
-  return createBuiltinTools({ root, shell: shellPolicy(env).options })
+/**
+ * The built-in tools of a session's workspace `root`, with the shell's sandbox and environment from `policy` (by
+ * default `shellPolicy(env)`).
+ */
+export function builtinTools(root: string, env: NodeJS.ProcessEnv = process.env, policy: ShellPolicy = shellPolicy(env)): ToolDef[] {
+  return createBuiltinTools({ root, shell: policy.options })
+}
+
+/**
+ * The shell's policy as this process's sandbox allows it, whatever the operator's tool selection: how a run whose
+ * tools were chosen when it started (`toolsOfSettings`) runs its shell.
+ */
+export function shellCapability(env: NodeJS.ProcessEnv = process.env): ShellPolicy {
+  return shellPolicy({ ...env, ZIDANE_TOOLS: undefined, ZIDANE_DISABLE_TOOLS: undefined })
 }
 
 /**
@@ -12,6 +24,12 @@ export function builtinTools(root: string, env: NodeJS.ProcessEnv = process.env)
  * `ZIDANE_DISABLE_TOOLS`; `shell` also goes when its policy disables it (sandbox required but not usable).
  */
 export function selectTools(tools: readonly ToolDef[], env: NodeJS.ProcessEnv = process.env): ToolDef[] {
+  const kept = new Set(selectToolNames(tools.map(tool => tool.spec.name), env))
+  return tools.filter(tool => kept.has(tool.spec.name))
+}
+
+/** {@link selectTools} on names. */
+export function selectToolNames(names: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
   const shellOff = shellPolicy(env).status.mode === 'disabled'
-  return tools.filter(tool => isToolSelected(tool.spec.name, env) && !(shellOff && tool.spec.name === 'shell'))
+  return names.filter(name => isToolSelected(name, env) && !(shellOff && name === 'shell'))
 }

@@ -20,8 +20,11 @@ export interface ProcessHandle {
   current(): ChildProcess | undefined
   /** Stops the process and does not restart it. */
   stop(): Promise<void>
-  /** Starts a stopped process again (supervised as before). */
-  restart(): void
+  /**
+   * Starts a stopped process again (supervised as before); `env` is laid over its environment for this start and
+   * every later one (an operator's changed setting).
+   */
+  restart(env?: NodeJS.ProcessEnv): void
   /**
    * After a planned kill: starts the process now if it waits for its automatic restart (it is left alone when it
    * already runs again), and forgets the exit, so the next automatic restart waits 100 ms again.
@@ -70,8 +73,9 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
   return {
     name: spec.name,
     current: () => child,
-    restart: () => {
+    restart: (env) => {
       clearTimeout(restartTimer)
+      if (env) spec.env = { ...spec.env, ...env }
       stopping = false
       backoffMs = 100
       start()

@@ -1,20 +1,23 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
-import type { AgentStats, CreateAgentOptions } from 'zidane'
+import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
 import { isRestateCancellation, restateRuntime, restateSpawnTool } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import { boundaryProbe } from '../boundary-probe'
 import { stepStartLog } from '../step-starts'
 import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
-import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
-import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../contract'
+import type { CurrentInvocation, PendingQuestion, ServicesChildRunRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
+import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE, SPAWN_TOOL } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
 import { publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace } from '../workspace'
-import { builtinTools, selectTools } from '../tool-selection'
+import { builtinTools, selectToolNames, selectTools, shellCapability } from '../tool-selection'
+import { shellPolicy } from '../shell-policy'
+import { currentRunSettings, runSettingsFor, toolsOfSettings } from '../run-settings'
+import type { RunSettings } from '../run-settings'
 import { policyPermission, restateApprovals } from './approvals'
 import { closeOpenQuestions } from './close-questions'
 import { withErrorBoundary } from '../handler-boundary'
@@ -95,6 +98,8 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, outbox: SessionEv
 }
 
 async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, outbox: SessionEventOutbox): Promise<AgentStats> {
+  const offered = offeredToolNames(ctx)
+  const settings = await runSettingsFor(ctx, request.runSettings === 'journaled', () => currentRunSettings(config, offered))
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
   const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, outbox, { promises: restate.RestatePromise }), startLog: stepStartLog(), ...boundaryProbe() })
   const store = durable.stores.session
@@ -104,29 +109,49 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
     // The parent's events before a child's own (the child appends its events itself) and before the run waits on it.
     dispatch: (childRequest) => {
       outbox.sync()
-      return ctx.serviceClient(Child).run(childRequest)
+      const handedDown: ServicesChildRunRequest = request.runSettings === 'journaled' ? { ...childRequest, settings } : childRequest
+      return ctx.serviceClient(Child).run(handedDown)
     },
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
-    limits: { maxChildrenPerTurn: config.maxChildrenPerTurn, maxChildrenPerTree: config.maxChildrenPerRun, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
+    limits: { maxChildrenPerTurn: settings.maxChildrenPerTurn, maxChildrenPerTree: settings.maxChildrenPerRun, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   const agent = createAgent({
     provider: servicesProvider(),
-    tools: selectTools([...builtinTools(root), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx, config.questionTimeoutMs ? { timeoutMs: config.questionTimeoutMs } : {}), spawn]),
+    tools: runTools(ctx, request, settings, offered, root, spawn),
     durable,
     session,
-    ...approvalOptions(ctx, request, outbox),
+    ...approvalOptions(ctx, request, settings, outbox),
     steering: inboxSteering(ctx),
-    behavior: { ...(config.approvalTimeoutMs ? { approvalTimeoutMs: config.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: config.compactBudgetTokens, persistDir: config.persistDir ?? root, maxTurns: request.maxTurns ?? config.defaultMaxTurns, ...(config.maxCostUsd ? { maxCostUsd: config.maxCostUsd } : {}) },
+    behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, persistDir: config.persistDir ?? root, maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   publishAgentDeltas(agent, { sessionKey: ctx.key }, processLiveHub)
-  return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
+  const model = request.model ?? (request.runSettings === 'journaled' ? settings.model : undefined)
+  return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
 }
 
-/** The operator's and the prompt's approval policy and how its questions reach a person (none without a policy). */
-function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest, outbox: SessionEventOutbox): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
-  const canUseTool = policyPermission({ approve: config.approveTools, deny: config.denyTools }, request.policy)
+/** Every tool a session run can offer, before the operator's selection: the built-ins, the demo tools, the questions, `spawn`. */
+function candidateTools(ctx: restate.ObjectContext, settings: Pick<RunSettings, 'questionTimeoutMs'>, root: string, spawn: ToolDef, shell = shellPolicy()): ToolDef[] {
+  return [...builtinTools(root, process.env, shell), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx, settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {}), spawn]
+}
+
+/** The names of the tools this process's selection offers a session run that starts now. */
+function offeredToolNames(ctx: restate.ObjectContext): string[] {
+  const named = [...builtinTools(config.workspaceRoot), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx)]
+  return selectToolNames([...named.map(tool => tool.spec.name), SPAWN_TOOL])
+}
+
+/** The run's tools: those its journaled settings offer, or (a run without them) this process's selection. */
+function runTools(ctx: restate.ObjectContext, request: SessionRunRequest, settings: RunSettings, offered: readonly string[], root: string, spawn: ToolDef): ToolDef[] {
+  if (request.runSettings !== 'journaled') return selectTools(candidateTools(ctx, settings, root, spawn))
+  const shell = shellCapability()
+  return toolsOfSettings(candidateTools(ctx, settings, root, spawn, shell), settings, { offered, shell: shell.status })
+}
+
+/** The operator's (as the run's settings hold it) and the prompt's approval policy and how its questions reach a person (none without a policy). */
+function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest, settings: RunSettings, outbox: SessionEventOutbox): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
+  const canUseTool = policyPermission({ approve: settings.approveTools, deny: settings.denyTools }, request.policy)
   // The run waits on a person: the events that led to the question reach the log first.
-  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx, { ...(config.approvalTimeoutMs ? { timeoutMs: config.approvalTimeoutMs } : {}), beforeWait: () => outbox.sync() }) } : {}
+  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx, { ...(settings.approvalTimeoutMs ? { timeoutMs: settings.approvalTimeoutMs } : {}), beforeWait: () => outbox.sync() }) } : {}
 }
 
 /**

@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
-import type { AgentStats } from 'zidane'
+import type { AgentStats, ToolDef } from 'zidane'
 import { restateRuntime, restateSpawnTool } from 'zidane/restate'
 import type { ChildRunRequest, ChildRunResult, MergedChild, SpawnLimits } from 'zidane/restate'
 import { createSession } from 'zidane/session'
@@ -8,7 +8,8 @@ import { boundaryProbe } from '../boundary-probe'
 import { stepStartLog } from '../step-starts'
 import { withErrorBoundary } from '../handler-boundary'
 import { loadServicesConfig } from '../config'
-import { CHILD_SERVICE } from '../contract'
+import { CHILD_SERVICE, SPAWN_TOOL } from '../contract'
+import type { ServicesChildRunRequest } from '../contract'
 import { rootSessionKey } from '../event-log/event-log-contract'
 import { recordedChildStore } from '../event-log/session-events'
 import { createEventOutbox } from '../event-log/event-outbox'
@@ -17,7 +18,9 @@ import { servicesProvider } from '../model-provider'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace } from '../workspace'
-import { builtinTools, selectTools } from '../tool-selection'
+import { builtinTools, selectToolNames, selectTools, shellCapability } from '../tool-selection'
+import { currentRunSettings, toolsOfSettings } from '../run-settings'
+import type { RunSettings } from '../run-settings'
 
 const config = loadServicesConfig()
 
@@ -26,18 +29,40 @@ function refusedStats(request: ChildRunRequest, now: number): AgentStats {
 }
 
 /** A child's own children share what the parent left it: its budget and tree allowance, and the per-turn limit. */
-function childLimits(request: ChildRunRequest): SpawnLimits {
+function childLimits(request: ChildRunRequest, settings: RunSettings): SpawnLimits {
   return {
-    maxChildrenPerTurn: config.maxChildrenPerTurn,
+    maxChildrenPerTurn: settings.maxChildrenPerTurn,
     ...(request.maxChildrenPerTree === undefined ? {} : { maxChildrenPerTree: request.maxChildrenPerTree }),
     ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }),
   }
 }
 
-async function runChild(ctx: restate.Context, request: ChildRunRequest, outbox: SessionEventOutbox): Promise<ChildRunResult> {
+/**
+ * The settings of the run tree the child belongs to: those its parent journaled (handed down in the request), or for
+ * a child of a parent without them, this process's.
+ */
+function settingsOf(request: ServicesChildRunRequest): RunSettings {
+  return request.settings ?? currentRunSettings(config, offeredToolNames())
+}
+
+/** The names of the tools this process's selection offers a sub-agent. */
+function offeredToolNames(): string[] {
+  return selectToolNames([...builtinTools(config.workspaceRoot).map(tool => tool.spec.name), SPAWN_TOOL])
+}
+
+/** The child's tools: the built-ins and (below the depth limit) `spawn`, as its tree's settings offer them. */
+function childTools(request: ServicesChildRunRequest, settings: RunSettings, root: string, spawn: ToolDef): ToolDef[] {
+  if (!request.settings) return selectTools(request.depth < settings.maxChildDepth ? [...builtinTools(root), spawn] : builtinTools(root))
+  const shell = shellCapability()
+  const candidates = builtinTools(root, process.env, shell)
+  return toolsOfSettings(request.depth < settings.maxChildDepth ? [...candidates, spawn] : candidates, settings, { offered: offeredToolNames(), shell: shell.status })
+}
+
+async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, outbox: SessionEventOutbox): Promise<ChildRunResult> {
+  const settings = settingsOf(request)
   const startedAt = await ctx.date.now()
-  if (request.depth > config.maxChildDepth) {
-    const error = `Sub-agent depth ${request.depth} is above the maximum of ${config.maxChildDepth}; the task was not run.`
+  if (request.depth > settings.maxChildDepth) {
+    const error = `Sub-agent depth ${request.depth} is above the maximum of ${settings.maxChildDepth}; the task was not run.`
     return { text: '', status: 'error', error, stats: refusedStats(request, startedAt), turns: [], startedAt, endedAt: startedAt }
   }
   // The sub-agent's events go live to its root session's log; its turns reach the session when the parent merges them.
@@ -47,16 +72,17 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest, outbox: 
   const merged: MergedChild[] = []
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
   const spawn = restateSpawnTool({
-    dispatch: childRequest => ctx.serviceClient(Child).run(childRequest),
+    // A tree with journaled settings hands them down to every level.
+    dispatch: childRequest => ctx.serviceClient(Child).run(request.settings ? { ...childRequest, settings: request.settings } : childRequest),
     persist: false,
     onChildMerged: child => { merged.push(child) },
-    limits: childLimits(request),
+    limits: childLimits(request, settings),
   })
-  const tools = selectTools(request.depth < config.maxChildDepth ? [...builtinTools(root), spawn] : builtinTools(root))
-  const agent = createAgent({ provider: servicesProvider(), tools, durable, session, depth: request.depth, behavior: { persistDir: config.persistDir ?? root, ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
+  const model = request.model ?? request.settings?.model
+  const agent = createAgent({ provider: servicesProvider(), tools: childTools(request, settings, root, spawn), durable, session, depth: request.depth, behavior: { persistDir: config.persistDir ?? root, ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, processLiveHub)
-  const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(request.model ? { model: request.model } : {}) })
+  const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}) })
   const endedAt = await ctx.date.now()
   const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' || stats.status === 'limit' ? stats.status : 'error'
   const result: ChildRunResult = { text: stats.text, status, stats, turns: [...session.turns], startedAt, endedAt, children: merged }
@@ -68,7 +94,7 @@ async function runChild(ctx: restate.Context, request: ChildRunRequest, outbox: 
 export const childService = restate.service({
   name: CHILD_SERVICE,
   handlers: {
-    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, async (ctx: restate.Context, request: ChildRunRequest) => {
+    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, async (ctx: restate.Context, request: ServicesChildRunRequest) => {
       // Per write, as before the outbox (nothing to sync): a child started by an older parent replays on this code unchanged.
       const outbox = createEventOutbox(ctx, rootSessionKey(request.sessionId ?? 'children'), undefined, 'per-write')
       return withErrorBoundary(() => runChild(ctx, request, outbox))

@@ -10,13 +10,15 @@ import type { RestateHarness } from '../../helpers/restate/restate-harness'
  * The journal shape of the session object's runs, pinned. On replay the SDK compares each command with the journal,
  * state values and call parameters included: a run in flight when the services are upgraded replays on the new code
  * only if that code issues the same commands with the same payloads. This test runs the released request shapes
- * (`eventRecording: 'outbox'`, as the gateway sends it) through the real services on a real server, reads each
+ * (`eventRecording: 'outbox'`, and with `runSettings: 'journaled'` as the gateway sends it now) through the real
+ * services on a real server, reads each
  * journal from `sys_journal` and compares its commands with `fixtures/journal-shapes.json`: kind, name, state key,
  * call target, and the payload's JSON shape (keys in order, value types, the `type` fields verbatim).
  *
  * A failure means the change would break runs in flight. Keep the old journal for requests that ask for it and give
  * the new one a new request value (as `eventRecording` did); then, and only then, regenerate the fixture with
- * `ZIDANE_UPDATE_JOURNAL_SHAPES=1`.
+ * `ZIDANE_UPDATE_JOURNAL_SHAPES=1`. One change is safe and still fails it: a new built-in tool lengthens the `tools`
+ * of the settings a journaled-settings run hands its sub-agents (runs in flight read theirs from their journal).
  */
 const FIXTURE = fileURLToPath(new URL('./fixtures/journal-shapes.json', import.meta.url))
 
@@ -39,16 +41,18 @@ describe('session run journals', () => {
     const rows = await h().query<JournalRow>(`SELECT index, entry_type, name, raw FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`)
     return rows.filter(row => row.entry_type.startsWith('Command:')).map(describeCommand)
   }
-  const finished = async (key: string, prompt: string): Promise<string[]> => {
-    const { invocationId } = await h().call<SessionRunResult>(`session/${key}/run`, { prompt, eventRecording: 'outbox' })
+  /** The request values of one released journal shape. */
+  type Shape = Record<string, string>
+  const finished = async (key: string, prompt: string, shape: Shape): Promise<string[]> => {
+    const { invocationId } = await h().call<SessionRunResult>(`session/${key}/run`, { prompt, ...shape })
     return commandsOf(invocationId ?? '')
   }
   /**
    * A run parked on a person: its journal up to the wait, read once the question is listed in the session's pending
    * questions (the last command before the wait) and two reads 200 ms apart agree.
    */
-  const waiting = async (key: string, request: { prompt: string; policy?: { approve: string[] } }): Promise<string[]> => {
-    const invocationId = await h().send(`session/${key}/run`, { ...request, eventRecording: 'outbox' })
+  const waiting = async (key: string, request: { prompt: string; policy?: { approve: string[] } }, shape: Shape): Promise<string[]> => {
+    const invocationId = await h().send(`session/${key}/run`, { ...request, ...shape })
     let previous: string[] = []
     return h().waitFor(async () => {
       const commands = await commandsOf(invocationId)
@@ -60,15 +64,19 @@ describe('session run journals', () => {
   }
 
   it('keeps the commands and payloads of the released run shapes', async () => {
-    const shapes: Record<string, string[]> = {
-      'tool calls': await finished('t1~shape-todo', 'todo: one | two'),
-      'sub-agents': await finished('t1~shape-spawn', 'spawn: a | b'),
-      'a question waiting': await waiting('t1~shape-ask', { prompt: 'ask: colour?' }),
-      'an approval waiting': await waiting('t1~shape-approve', { prompt: 'write: a.txt hi', policy: { approve: ['write_file'] } }),
+    const shapes: Record<string, string[]> = {}
+    // Each released request shape, its journals under a prefix of its own (none for the first).
+    const released: Array<[prefix: string, shape: Shape]> = [['', { eventRecording: 'outbox' }], ['settings journaled: ', { eventRecording: 'outbox', runSettings: 'journaled' }]]
+    for (const [prefix, shape] of released) {
+      const key = (name: string): string => `t1~shape-${prefix ? 'v2-' : ''}${name}`
+      shapes[`${prefix}tool calls`] = await finished(key('todo'), 'todo: one | two', shape)
+      shapes[`${prefix}sub-agents`] = await finished(key('spawn'), 'spawn: a | b', shape)
+      shapes[`${prefix}a question waiting`] = await waiting(key('ask'), { prompt: 'ask: colour?' }, shape)
+      shapes[`${prefix}an approval waiting`] = await waiting(key('approve'), { prompt: 'write: a.txt hi', policy: { approve: ['write_file'] } }, shape)
     }
     if (process.env.ZIDANE_UPDATE_JOURNAL_SHAPES === '1') writeFileSync(FIXTURE, `${JSON.stringify(shapes, null, 2)}\n`)
     expect(shapes).toEqual(JSON.parse(readFileSync(FIXTURE, 'utf8')))
-  }, 90_000)
+  }, 180_000)
 })
 
 /**

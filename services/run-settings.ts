@@ -1,0 +1,96 @@
+import type * as restate from '@restatedev/restate-sdk'
+import type { ToolDef } from 'zidane'
+import type { ServicesConfig } from './config'
+import type { ShellStatus } from './shell-policy'
+
+/**
+ * The services' settings a run's journal depends on: its limits, the operator's approval policy, the question
+ * timeouts, the history budget, the sub-agent limits and the tools it offers the model. An operator who changes one of
+ * them and restarts the services while a run waits (on a question, on its children, on a retry) must not change the
+ * commands that run issues on its next attempt, or Restate refuses the replay (a journal mismatch, retried forever).
+ *
+ * A run whose request asks for it (`runSettings: 'journaled'`, what the gateway sends) journals these settings in one
+ * `settings` step as it starts and keeps them on every attempt; its sub-agents get them in their request. A change
+ * applies to the runs that start after it. Plain JSON: it is a step result and part of a child's request.
+ */
+export interface RunSettings {
+  /** Turns a run may take unless its prompt says otherwise (`ZIDANE_MAX_TURNS`). */
+  maxTurns: number
+  /** The model the run asks for unless its prompt names one (`ZIDANE_MODEL`; absent: the provider's default). */
+  model?: string
+  /** Tools each of whose calls waits for a person's approval (`ZIDANE_APPROVE_TOOLS`). */
+  approveTools: string[]
+  /** Tools always refused (`ZIDANE_DENY_TOOLS`). */
+  denyTools: string[]
+  questionTimeoutMs?: number
+  approvalTimeoutMs?: number
+  /** History budget of what the run sends the model (`ZIDANE_COMPACT_BUDGET_TOKENS`). */
+  compactBudgetTokens: number
+  maxCostUsd?: number
+  maxChildDepth: number
+  maxChildrenPerTurn: number
+  maxChildrenPerRun: number
+  /**
+   * Names of the tools the operator's selection offered when the run started (`ZIDANE_TOOLS`, `ZIDANE_DISABLE_TOOLS`,
+   * the demo tools, and `shell` only when its sandbox policy allowed it). The run and its sub-agents offer these and
+   * no others.
+   */
+  tools: string[]
+}
+
+/** The settings of this process for a run that starts now, with `offeredTools` the names its selection keeps. */
+export function currentRunSettings(config: ServicesConfig, offeredTools: readonly string[], env: NodeJS.ProcessEnv = process.env): RunSettings {
+  const settings: RunSettings = {
+    maxTurns: config.defaultMaxTurns,
+    approveTools: [...config.approveTools],
+    denyTools: [...config.denyTools],
+    compactBudgetTokens: config.compactBudgetTokens,
+    maxChildDepth: config.maxChildDepth,
+    maxChildrenPerTurn: config.maxChildrenPerTurn,
+    maxChildrenPerRun: config.maxChildrenPerRun,
+    tools: [...offeredTools],
+  }
+  if (env.ZIDANE_MODEL) settings.model = env.ZIDANE_MODEL
+  if (config.questionTimeoutMs !== undefined) settings.questionTimeoutMs = config.questionTimeoutMs
+  if (config.approvalTimeoutMs !== undefined) settings.approvalTimeoutMs = config.approvalTimeoutMs
+  if (config.maxCostUsd !== undefined) settings.maxCostUsd = config.maxCostUsd
+  return settings
+}
+
+/**
+ * The run's settings: journaled as its `settings` step when `journaled` (the first attempt records this process's,
+ * every later attempt reads them back), else this process's, as runs created before the step read them.
+ */
+export async function runSettingsFor(ctx: restate.Context, journaled: boolean, current: () => RunSettings): Promise<RunSettings> {
+  return journaled ? ctx.run('settings', current) : current()
+}
+
+/** What this process offers now: the names its selection keeps and how its shell runs. */
+export interface CurrentTools {
+  offered: readonly string[]
+  shell: ShellStatus
+}
+
+/**
+ * The tools of `candidates` that `settings` offers, in the candidates' order: the run's own selection, so a tool the
+ * operator adds later is not offered to it. A tool the operator takes away is, but its calls are refused from then
+ * on (an error result saying why) when the refusal is a journaled step result, as for every tool that does not
+ * journal itself: a refused call leaves the same commands in the journal as one that ran, and the calls made before
+ * replay as they were. `shell` is also refused when this process cannot sandbox it as its policy demands, never run
+ * without the sandbox. The tools that journal themselves (`ask_user`, `present_plan`, `spawn`) keep working: a refusal
+ * would change the commands their earlier calls left.
+ */
+export function toolsOfSettings(candidates: readonly ToolDef[], settings: RunSettings, current: CurrentTools): ToolDef[] {
+  const pinned = new Set(settings.tools)
+  const offeredNow = new Set(current.offered)
+  return candidates.filter(tool => pinned.has(tool.spec.name)).map((tool) => {
+    if (tool.journal === 'self') return tool
+    if (tool.spec.name === 'shell' && current.shell.mode === 'disabled') return refusingTool(tool, current.shell.reason)
+    return offeredNow.has(tool.spec.name) ? tool : refusingTool(tool, 'the operator has disabled it since this run started')
+  })
+}
+
+/** `tool` with every call refused (an error result naming `reason`); its spec and flags unchanged. */
+function refusingTool(tool: ToolDef, reason: string): ToolDef {
+  return { ...tool, execute: async () => ({ content: `The ${tool.spec.name} tool cannot run on this services process: ${reason}.`, isError: true }) }
+}
