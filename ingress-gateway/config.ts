@@ -34,6 +34,11 @@ export interface GatewayConfig {
    * its unsubscribe), whatever the number of its viewers.
    */
   eventWatchMs?: number
+  /**
+   * Longest one attach of `?wait=true` is held before it is renewed (default and most 240000, see
+   * `MAX_ATTACH_TIMEOUT_MS`); tests shorten it. The request itself waits until the run ends.
+   */
+  attachTimeoutMs?: number
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
   logger?: boolean
   /** Fastify log level when the logger is on (`LOG_LEVEL`, default `info`: one line per request). */

@@ -47,7 +47,7 @@ export interface RestateClient {
    * waits (up to 5 s) for the inbox to have taken it, so that a run killed right after sees it at its next boundary.
    */
   sendMessage(key: string, text: string, idempotencyKey?: string): Promise<SendResult>
-  /** Waits for the invocation to end; its output, or a {@link RestateCallError} (409 `Cancelled`, …). */
+  /** Waits for the invocation to end, however long it takes (until `signal` aborts); its output, or a {@link RestateCallError} (409 `Cancelled`, …). */
   attach(invocationId: string, signal?: AbortSignal): Promise<SessionRunResult>
   /** The session's header, usage, pending questions and one page of turns (the newest unless `request` names one). */
   getSession(key: string, request?: SessionViewRequest): Promise<SessionView>
@@ -85,12 +85,25 @@ interface CallOptions {
   body?: unknown
   idempotencyKey?: string | undefined
   accept?: string
-  /** Replaces the {@link CALL_TIMEOUT_MS} timeout: attach waits as long as the run takes, until this aborts. */
+  /** Replaces the {@link CALL_TIMEOUT_MS} timeout: an attach is held until this aborts. */
   signal?: AbortSignal | undefined
 }
 
+/** Tuning of {@link createRestateClient}; every field has a default. */
+export interface RestateClientOptions {
+  /**
+   * Longest one attach (`?wait=true`) is held before it is renewed, default and most {@link MAX_ATTACH_TIMEOUT_MS}:
+   * an attach sends no headers until the run ends, and Node's `fetch` gives up on headers after 300 s.
+   */
+  attachTimeoutMs?: number
+}
+
+/** The default and longest {@link RestateClientOptions.attachTimeoutMs}: below the 300 s `headersTimeout` of Node's `fetch`. */
+export const MAX_ATTACH_TIMEOUT_MS = 240_000
+
 /** Builds the {@link RestateClient} over `fetch`. */
-export function createRestateClient(endpoints: RestateEndpoints): RestateClient {
+export function createRestateClient(endpoints: RestateEndpoints, options: RestateClientOptions = {}): RestateClient {
+  const attachTimeoutMs = Math.min(options.attachTimeoutMs ?? MAX_ATTACH_TIMEOUT_MS, MAX_ATTACH_TIMEOUT_MS)
   const ingress = (...parts: string[]): string => [endpoints.ingressUrl, ...parts.map(encodeURIComponent)].join('/')
   const session = (key: string, handler: string): string => `${ingress(SESSION_SERVICE, key)}/${handler}`
   const resumer = (id: string, handler: string): string => `${ingress(RESUMER_SERVICE, id)}/${handler}`
@@ -136,10 +149,7 @@ export function createRestateClient(endpoints: RestateEndpoints): RestateClient 
       return sent
     },
     async attach(invocationId, signal) {
-      return call<SessionRunResult>(attachUrl(invocationId), {
-        method: 'GET',
-        signal: signal ?? neverAborted,
-      })
+      return attachUntilEnd<SessionRunResult>(attachUrl(invocationId), signal ?? neverAborted, attachTimeoutMs)
     },
     async getSession(key, request = {}) {
       return call<SessionView>(session(key, 'get'), { method: 'POST', body: request })
@@ -203,6 +213,22 @@ async function call<T>(url: string, options: CallOptions): Promise<T> {
   }
   if (!response.ok) throw callError(response.status, text)
   return (text === '' ? undefined : JSON.parse(text)) as T
+}
+
+/**
+ * Attaches to the invocation at `url` until it ends or `signal` aborts, however long that takes: each attach is given
+ * up after `renewMs` (before `fetch` would fail it) and made again. Restate answers every attach with the outcome.
+ */
+async function attachUntilEnd<T>(url: string, signal: AbortSignal, renewMs: number): Promise<T> {
+  for (;;) {
+    const renewal = AbortSignal.timeout(renewMs)
+    try {
+      return await call<T>(url, { method: 'GET', signal: AbortSignal.any([signal, renewal]) })
+    } catch (error) {
+      // Only the renewal's own timeout is retried: the caller's abort, Restate's answers and its outages are not.
+      if (!renewal.aborted || signal.aborted) throw error
+    }
+  }
 }
 
 /** The admin SQL that reads the inbox's armed signal of session `key`. */

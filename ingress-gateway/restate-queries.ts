@@ -36,12 +36,15 @@ export async function objectState<T>(restate: RestateClient, service: string, ke
 }
 
 /**
- * How many invocations of `service` whose key starts with `keyPrefix` Restate has not completed (running, queued,
- * suspended, retrying): a tenant's runs in flight. `keyPrefix` must hold no `%` or `_` (a tenant id does not).
+ * How many invocations of `handlers` of `service` whose key starts with `keyPrefix` Restate has not completed
+ * (running, queued, suspended, retrying): a tenant's runs in flight when `handlers` are the ones that run agents (the
+ * shared reads are left out: one left unfinished while the services are down is no run). `keyPrefix` must hold no `%`
+ * or `_` (a tenant id does not).
  */
-export async function unfinishedInvocationCount(restate: RestateClient, service: string, keyPrefix: string): Promise<number> {
+export async function unfinishedInvocationCount(restate: RestateClient, service: string, handlers: readonly string[], keyPrefix: string): Promise<number> {
   const rows = await restate.query<{ unfinished: number | string }>(
-    `SELECT count(*) AS unfinished FROM sys_invocation WHERE target_service_name = ${literal(service)} AND target_service_key LIKE ${literal(`${keyPrefix}%`)} AND status <> 'completed'`,
+    `SELECT count(*) AS unfinished FROM sys_invocation WHERE target_service_name = ${literal(service)} AND target_handler_name IN (${handlers.map(literal).join(', ')}) ` +
+      `AND target_service_key LIKE ${literal(`${keyPrefix}%`)} AND status <> 'completed'`,
   )
   return Number(rows[0]?.unfinished ?? 0)
 }

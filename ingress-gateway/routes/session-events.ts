@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { watchClient } from '../client-watch'
 import { GatewayError } from '../errors'
 import { DEFAULT_EVENT_STREAM_TIMING, EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
 import { streamLiveEvents } from '../live-sse'
@@ -56,25 +57,28 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
       if (streamsOfTenant.count(request.tenant) >= limits.maxEventStreams) {
         throw new GatewayError('too_many_streams', `this API key already has ${limits.maxEventStreams} event streams open`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
       }
+      // Watched from the start: a client that leaves during the check below frees its slot and gets no stream.
+      const client = watchClient(reply)
+      const shutdown = new AbortController()
       const release = streamsOfTenant.acquire(request.tenant)
+      openStreams.add(shutdown)
       try {
         await existingInvocation(restate, key)
-      } catch (error) {
-        release()
-        throw error
-      }
-      const lastEventId = request.headers['last-event-id']
-      const after = lastEventId === undefined ? (request.query.after ?? 0) : Number(lastEventId)
-      const gone = new AbortController()
-      openStreams.add(gone)
-      reply.raw.once('close', () => gone.abort())
-      reply.hijack()
-      try {
-        await streamEvents(reply.raw, feeds, source, key, after, gone.signal, DEFAULT_EVENT_STREAM_TIMING, () => streamLiveEvents(reply.raw, live, key, gone.signal))
+        reply.hijack()
+        if (client.signal.aborted) return
+        const gone = AbortSignal.any([client.signal, shutdown.signal])
+        const after = resumePoint(request.headers['last-event-id'], request.query.after)
+        await streamEvents(reply.raw, feeds, source, key, after, gone, DEFAULT_EVENT_STREAM_TIMING, () => streamLiveEvents(reply.raw, live, key, gone))
       } finally {
-        openStreams.delete(gone)
+        openStreams.delete(shutdown)
+        client.dispose()
         release()
       }
     },
   )
+}
+
+/** The `seq` to stream after: `Last-Event-ID` wins over `?after=`. */
+function resumePoint(lastEventId: string | undefined, after: number | undefined): number {
+  return lastEventId === undefined ? (after ?? 0) : Number(lastEventId)
 }

@@ -1,11 +1,12 @@
-import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
 import type { PromptToolPolicy, SessionRunRequest, SessionRunResult } from '../../services/contract'
 import { SESSION_SERVICE } from '../../services/contract'
+import { watchClient } from '../client-watch'
 import { GatewayError, RestateCallError } from '../errors'
 import type { RestateClient, SendResult } from '../restate-client'
 import { objectLockHolder, unfinishedInvocationCount } from '../restate-queries'
 import { bearerSecurity, errorResponses, querySchema, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
-import { BUSY_RETRY_AFTER_SECONDS } from '../tenant-limits'
+import { BUSY_RETRY_AFTER_SECONDS, type TenantCounter } from '../tenant-limits'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
 
@@ -22,6 +23,12 @@ const toolList = {
   uniqueItems: true,
   items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
 } as const
+
+/**
+ * The session handlers that run the agent, counted against `maxConcurrentRuns`: `run`, and `deliver` (it runs the
+ * steered messages no run took). The shared reads (`get`, `invocation`, `pending`) are no runs.
+ */
+const SESSION_RUN_HANDLERS = ['run', 'deliver'] as const
 
 const QUEUED_NOTE = 'Another run of this session is in progress; this prompt is queued and starts when that run ends.'
 
@@ -88,22 +95,39 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
     async (request, reply) => {
       const { sessionId } = request.params
       const key = sessionKey(request.tenant, sessionId)
-      const release = sendsInFlight.acquire(request.tenant)
-      let sent: SendResult
+      // Watched from the start: a client that leaves during the send is not waited for (the run goes on).
+      const client = watchClient(reply)
       try {
-        await checkConcurrentRuns(restate, request.tenant, sendsInFlight.count(request.tenant) - 1, limits.maxConcurrentRuns)
-        sent = await restate.sendRun(key, runRequest(request.body), request.headers['idempotency-key'])
+        const sent = await sendWithinLimit(restate, key, request.tenant, request.body, request.headers['idempotency-key'], { sendsInFlight, maxConcurrentRuns: limits.maxConcurrentRuns })
+        if (request.query.wait === true) {
+          if (client.signal.aborted) return reply.hijack()
+          const result = await attachRun(restate, sent.invocationId, client.signal)
+          return reply.status(200).send({ sessionId, invocationId: sent.invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
+        }
+        const queued = await queuedBehindAnotherRun(restate, key, sent.invocationId)
+        return reply.status(202).send({ sessionId, invocationId: sent.invocationId, ...(queued === undefined ? {} : { queued }), ...(queued === true ? { note: QUEUED_NOTE } : {}) })
       } finally {
-        release()
+        client.dispose()
       }
-      if (request.query.wait === true) {
-        const result = await attachRun(restate, sent.invocationId, reply)
-        return reply.status(200).send({ sessionId, invocationId: sent.invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
-      }
-      const queued = await queuedBehindAnotherRun(restate, key, sent.invocationId)
-      return reply.status(202).send({ sessionId, invocationId: sent.invocationId, ...(queued === undefined ? {} : { queued }), ...(queued === true ? { note: QUEUED_NOTE } : {}) })
     },
   )
+}
+
+/** The tenant's prompt sends in flight and its cap of runs, for {@link sendWithinLimit}. */
+interface RunLimit {
+  sendsInFlight: TenantCounter
+  maxConcurrentRuns: number
+}
+
+/** Sends the run of session `key` once {@link checkConcurrentRuns} lets it, counted among the tenant's sends in flight meanwhile. */
+async function sendWithinLimit(restate: RestateClient, key: string, tenant: string, body: PromptBody, idempotencyKey: string | undefined, limit: RunLimit): Promise<SendResult> {
+  const release = limit.sendsInFlight.acquire(tenant)
+  try {
+    await checkConcurrentRuns(restate, tenant, limit.sendsInFlight.count(tenant) - 1, limit.maxConcurrentRuns)
+    return await restate.sendRun(key, runRequest(body), idempotencyKey)
+  } finally {
+    release()
+  }
 }
 
 /**
@@ -112,7 +136,7 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
  * for an outage of the admin API.
  */
 async function checkConcurrentRuns(restate: RestateClient, tenant: string, otherSends: number, max: number): Promise<void> {
-  const unfinished = await unfinishedInvocationCount(restate, SESSION_SERVICE, sessionKey(tenant, '')).catch(() => 0)
+  const unfinished = await unfinishedInvocationCount(restate, SESSION_SERVICE, SESSION_RUN_HANDLERS, sessionKey(tenant, '')).catch(() => 0)
   if (unfinished + otherSends < max) return
   throw new GatewayError('too_many_runs', `this API key already has ${max} runs running or queued; wait for one to end`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
 }
@@ -135,27 +159,21 @@ function runRequest(body: PromptBody): SessionRunRequest {
   return {
     prompt: body.prompt,
     eventRecording: 'outbox',
+    runSettings: 'journaled',
     ...(body.model === undefined ? {} : { model: body.model }),
     ...(body.maxTurns === undefined ? {} : { maxTurns: body.maxTurns }),
     ...(body.policy === undefined ? {} : { policy: body.policy }),
   }
 }
 
-/** Waits for the run; stops waiting (the run goes on) when the client goes away. */
-async function attachRun(restate: RestateClient, invocationId: string, reply: FastifyReply): Promise<SessionRunResult> {
-  const abandoned = new AbortController()
-  const onClose = (): void => {
-    if (!reply.raw.writableFinished) abandoned.abort()
-  }
-  reply.raw.once('close', onClose)
+/** Waits for the run; stops waiting (the run goes on) when `abandoned` aborts: the client went away. */
+async function attachRun(restate: RestateClient, invocationId: string, abandoned: AbortSignal): Promise<SessionRunResult> {
   try {
-    return await restate.attach(invocationId, abandoned.signal)
+    return await restate.attach(invocationId, abandoned)
   } catch (error) {
     if (!(error instanceof RestateCallError)) throw error
     if (error.status === 409) throw new GatewayError('run_cancelled', `the run was cancelled (${error.message})`)
     if (error.source === 'invocation') throw new GatewayError('run_failed', `the run failed with ${error.status}: ${error.message}`)
     throw error
-  } finally {
-    reply.raw.off('close', onClose)
   }
 }

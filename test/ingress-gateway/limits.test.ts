@@ -8,12 +8,26 @@ import { bearer, KEY_A, KEY_B, testGateway } from './helpers/gateway'
 const TENANT_A = tenantOf(KEY_A)
 const SESSION_A = `/session/${encodeURIComponent(sessionKey(TENANT_A, 's1'))}`
 
-/** Answers the admin API's count of unfinished invocations with `unfinished`, other SQL with no rows. */
-function unfinishedRuns(unfinished: number) {
+/** One unfinished invocation of the tenant's sessions in the fake `sys_invocation` table. */
+type UnfinishedInvocation = { handler: string }
+
+/**
+ * Answers the admin API's count of unfinished invocations over `invocations`, honouring the query's
+ * `target_handler_name IN (…)` filter (without one every invocation counts); other SQL gets no rows.
+ */
+function unfinishedOf(invocations: UnfinishedInvocation[]) {
   return (request: RecordedRequest) => {
     const { query } = request.body as { query: string }
-    return { status: 200, body: { rows: query.includes('FROM sys_invocation ') ? [{ unfinished }] : [] } }
+    if (!query.includes('FROM sys_invocation ')) return { status: 200, body: { rows: [] } }
+    const listed = /target_handler_name IN \(([^)]*)\)/.exec(query)?.[1]?.split(',').map((name) => name.trim().replace(/^'|'$/g, ''))
+    const unfinished = invocations.filter((invocation) => listed === undefined || listed.includes(invocation.handler)).length
+    return { status: 200, body: { rows: [{ unfinished }] } }
   }
+}
+
+/** `unfinished` runs in flight (`session/<key>/run`). */
+function unfinishedRuns(unfinished: number) {
+  return unfinishedOf(Array.from({ length: unfinished }, () => ({ handler: 'run' })))
 }
 
 describe('rate limit per API key (token bucket)', () => {
@@ -67,6 +81,16 @@ describe('concurrent runs per API key', () => {
     expect(refused.headers['retry-after']).toBe('5')
     expect(refused.json()).toMatchObject({ error: { code: 'too_many_runs' } })
     expect(restate.requests.filter((request) => request.path.endsWith('/run/send'))).toEqual([])
+  })
+
+  it('counts the run handlers only: reads left unfinished (get, invocation, pending) are no runs, deliveries are', async () => {
+    restate.on(`POST ${SESSION_A}/run/send`, { status: 202, body: { invocationId: 'inv_1', status: 'Accepted' } })
+    restate.on('POST /admin/query', unfinishedOf([{ handler: 'run' }, { handler: 'get' }, { handler: 'invocation' }, { handler: 'pending' }, { handler: 'get' }]))
+    expect((await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })).statusCode).toBe(202)
+    restate.on('POST /admin/query', unfinishedOf([{ handler: 'run' }, { handler: 'deliver' }, { handler: 'get' }]))
+    const refused = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })
+    expect(refused.statusCode).toBe(429)
+    expect(refused.json()).toMatchObject({ error: { code: 'too_many_runs' } })
   })
 
   it('counts the sends in flight too, so a burst cannot overshoot', async () => {

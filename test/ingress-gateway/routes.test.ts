@@ -71,7 +71,7 @@ describe('routes against a stand-in Restate', () => {
       expect(response.statusCode).toBe(202)
       expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_2', queued: false })
       const send = restate.requests.find((request) => request.path.endsWith('/run/send'))
-      expect(send?.body).toEqual({ prompt: 'hello', maxTurns: 3, eventRecording: 'outbox' })
+      expect(send?.body).toEqual({ prompt: 'hello', maxTurns: 3, eventRecording: 'outbox', runSettings: 'journaled' })
       expect(send?.headers['idempotency-key']).toBe('idem-1')
       // No handler runs before the send: a prompt is taken while the services are down.
       expect(restate.requests.filter((request) => request.path.startsWith('/session/')).map((request) => request.path)).toEqual([`${SESSION_PATH}/run/send`])

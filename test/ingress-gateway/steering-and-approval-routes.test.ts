@@ -63,7 +63,7 @@ describe('steering, prompt policies and approval answers against a stand-in Rest
     const policy = { approve: ['shell', 'write_file'], deny: ['spawn'] }
     const accepted = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p', policy }, headers: bearer(KEY_A) })
     expect(accepted.statusCode).toBe(202)
-    expect(restate.requests.find(request => request.path.endsWith('/run/send'))?.body).toEqual({ prompt: 'p', policy, eventRecording: 'outbox' })
+    expect(restate.requests.find(request => request.path.endsWith('/run/send'))?.body).toEqual({ prompt: 'p', policy, eventRecording: 'outbox', runSettings: 'journaled' })
     const refused = [{ approve: 'shell' }, { approve: ['rm -rf'] }, { approve: ['shell', 'shell'] }, { allow: ['shell'] }, { deny: [''] }]
     for (const bad of refused) {
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p', policy: bad }, headers: bearer(KEY_A) })

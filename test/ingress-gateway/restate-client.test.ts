@@ -1,0 +1,65 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createRestateClient } from '../../ingress-gateway/restate-client'
+import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
+import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
+import { bearer, KEY_A, testGateway } from './helpers/gateway'
+
+const ATTACH_PATH = '/restate/invocation/inv_long/attach'
+const RESULT = { status: 'completed', text: 'done', stats: { turns: 1 } }
+
+/**
+ * A run that ends at its `attempts`-th attach: until then each attach is held, then answered 503 after 1.5 s, as an
+ * attach held past undici's headersTimeout fails (`UND_ERR_HEADERS_TIMEOUT`, 300 s in production).
+ */
+function runEndingAtAttach(restate: FakeRestate, attempts: number): void {
+  let calls = 0
+  restate.on(`GET ${ATTACH_PATH}`, async () => {
+    if (++calls >= attempts) return { status: 200, body: RESULT }
+    await sleep(1_500)
+    return { status: 503, body: { message: 'UND_ERR_HEADERS_TIMEOUT' } }
+  })
+}
+
+const attaches = (restate: FakeRestate): number => restate.requests.filter((request) => request.path === ATTACH_PATH).length
+
+describe('attach to a long run', () => {
+  let restate: FakeRestate
+  beforeAll(async () => {
+    restate = await startFakeRestate()
+  })
+  afterAll(async () => {
+    await restate.close()
+  })
+  beforeEach(() => {
+    restate.requests.length = 0
+  })
+
+  it('re-attaches each time one attach is held for attachTimeoutMs, until the run ends', async () => {
+    runEndingAtAttach(restate, 3)
+    const client = createRestateClient({ ingressUrl: restate.url, adminUrl: restate.url }, { attachTimeoutMs: 100 })
+    await expect(client.attach('inv_long')).resolves.toEqual(RESULT)
+    expect(attaches(restate)).toBe(3)
+  })
+
+  it("stops re-attaching when the caller's signal aborts", async () => {
+    runEndingAtAttach(restate, Number.POSITIVE_INFINITY)
+    const client = createRestateClient({ ingressUrl: restate.url, adminUrl: restate.url }, { attachTimeoutMs: 100 })
+    await expect(client.attach('inv_long', AbortSignal.timeout(250))).rejects.toMatchObject({ code: 'restate_unavailable' })
+    const made = attaches(restate)
+    await sleep(300)
+    expect(attaches(restate)).toBe(made)
+  })
+
+  it('POST …/prompts?wait=true holds the request across re-attaches and returns the result', async () => {
+    runEndingAtAttach(restate, 3)
+    restate.on('POST /admin/query', { status: 200, body: { rows: [] } })
+    restate.on(`POST /session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 's1'))}/run/send`, { status: 202, body: { invocationId: 'inv_long', status: 'Accepted' } })
+    const app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, attachTimeoutMs: 100 })
+    const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
+    await app.close()
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toMatchObject({ invocationId: 'inv_long', status: 'completed', text: 'done' })
+    expect(attaches(restate)).toBe(3)
+  })
+})
