@@ -86,9 +86,21 @@ function loggerOptions(config: GatewayConfig) {
   }
 }
 
-/** `url` with the value of any `token` query parameter replaced by `REDACTED`. */
+/**
+ * `url` with the value of any `token` query parameter replaced by `REDACTED`, however its name is percent-encoded
+ * (`%74oken` is decoded to `token` by the query parser, so it authorizes as well).
+ */
 export function redactToken(url: string): string {
-  return url.replace(/([?&]token=)[^&#]*/g, '$1REDACTED')
+  return url.replace(/([?&])([^=&#]*)=([^&#]*)/g, (whole, separator: string, name: string) => (decodedName(name) === 'token' ? `${separator}${name}=REDACTED` : whole))
+}
+
+/** A query parameter's name as the query parser reads it (`+` a space, percent escapes decoded); itself if malformed. */
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '))
+  } catch {
+    return name
+  }
 }
 
 /**

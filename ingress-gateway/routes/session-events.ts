@@ -21,7 +21,7 @@ const schema = {
   tags: ['sessions'],
   security: bearerSecurity,
   params: sessionParamsSchema,
-  querystring: querySchema({ after: { type: 'integer', minimum: 0, description: 'Send events with `seq` greater than this. `Last-Event-ID` wins when both are given.' } }),
+  querystring: querySchema({ after: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999, description: 'Send events with `seq` greater than this (at most 15 digits, as `Last-Event-ID`). `Last-Event-ID` wins when both are given.' } }),
   headers: {
     type: 'object',
     properties: { 'last-event-id': { type: 'string', pattern: '^[0-9]{1,15}$' } },

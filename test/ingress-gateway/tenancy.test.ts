@@ -46,4 +46,10 @@ describe('request logs', () => {
     expect(redactToken('/v1/x?a=1&token=abc')).toBe('/v1/x?a=1&token=REDACTED')
     expect(redactToken('/v1/sessions/s1')).toBe('/v1/sessions/s1')
   })
+
+  it('redact a token whose parameter name is percent-encoded (the query parser decodes it, so it authorizes)', () => {
+    expect(redactToken('/v1/awakeables/a/resolve?%74oken=abc')).toBe('/v1/awakeables/a/resolve?%74oken=REDACTED')
+    expect(redactToken('/v1/awakeables/a/resolve?x=%E0&%74%6F%6B%65%6E=abc')).toBe('/v1/awakeables/a/resolve?x=%E0&%74%6F%6B%65%6E=REDACTED')
+    expect(redactToken('/v1/x?%E0=1&tokens=2')).toBe('/v1/x?%E0=1&tokens=2')
+  })
 })

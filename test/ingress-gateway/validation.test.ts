@@ -119,6 +119,7 @@ describe('request validation', () => {
     it('GET /v1/sessions/:sessionId/events checks after and Last-Event-ID', async () => {
       await expectInvalid(app, { method: 'GET', url: '/v1/sessions/s1/events?after=-1' }, 'querystring.after must be >= 0')
       await expectInvalid(app, { method: 'GET', url: '/v1/sessions/s1/events?after=abc' }, 'querystring.after must be integer')
+      await expectInvalid(app, { method: 'GET', url: '/v1/sessions/s1/events?after=1e20' }, 'querystring.after must be <= 999999999999999')
       await expectInvalid(app, { method: 'GET', url: '/v1/sessions/s1/events', headers: { 'last-event-id': 'abc' } }, /^headers\.last-event-id must match pattern/)
       await expectInvalid(app, { method: 'GET', url: '/v1/sessions/bad~id/events' }, /^params\.sessionId/)
     })
