@@ -66,6 +66,8 @@ export const SPAWN_TOOL = 'spawn'
  */
 export interface ServicesChildRunRequest extends ChildRunRequest {
   settings?: RunSettings
+  /** The prompt's own tool policy of the run tree (only with `settings`): it holds in the sub-agents too. */
+  policy?: PromptToolPolicy
 }
 
 /** Output of `session/<key>/run`. */

@@ -129,9 +129,11 @@ export function checkSideEffects(ledger: string, sessions: readonly SessionRecor
  */
 const SQL_ATTEMPTS = 30
 const SQL_RETRY_MS = 2_000
+/** One try's own limit: a node that hangs costs the tries at most about six minutes in all. */
+const SQL_TIMEOUT_MS = 10_000
 
 async function sqlOnce(adminUrl: string, query: string): Promise<Array<Record<string, unknown>>> {
-  const response = await fetch(`${adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query }), signal: AbortSignal.timeout(30_000) })
+  const response = await fetch(`${adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query }), signal: AbortSignal.timeout(SQL_TIMEOUT_MS) })
   if (!response.ok) throw Object.assign(new Error(`${response.status} ${await response.text()}`), { status: response.status })
   return ((await response.json()) as { rows?: Array<Record<string, unknown>> }).rows ?? []
 }

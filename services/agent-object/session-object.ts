@@ -109,7 +109,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
     // The parent's events before a child's own (the child appends its events itself) and before the run waits on it.
     dispatch: (childRequest) => {
       outbox.sync()
-      const handedDown: ServicesChildRunRequest = request.runSettings === 'journaled' ? { ...childRequest, settings } : childRequest
+      const handedDown: ServicesChildRunRequest = request.runSettings === 'journaled' ? { ...childRequest, settings, ...(request.policy ? { policy: request.policy } : {}) } : childRequest
       return ctx.serviceClient(Child).run(handedDown)
     },
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),

@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
-import type { AgentStats, ToolDef } from 'zidane'
+import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
 import { restateRuntime, restateSpawnTool } from 'zidane/restate'
 import type { ChildRunRequest, ChildRunResult, MergedChild, SpawnLimits } from 'zidane/restate'
 import { createSession } from 'zidane/session'
@@ -9,7 +9,8 @@ import { stepStartLog } from '../step-starts'
 import { withErrorBoundary } from '../handler-boundary'
 import { loadServicesConfig } from '../config'
 import { CHILD_SERVICE, SPAWN_TOOL } from '../contract'
-import type { ServicesChildRunRequest } from '../contract'
+import type { PromptToolPolicy, ServicesChildRunRequest } from '../contract'
+import { policyPermission } from '../agent-object/approvals'
 import { rootSessionKey } from '../event-log/event-log-contract'
 import { recordedChildStore } from '../event-log/session-events'
 import { createEventOutbox } from '../event-log/event-outbox'
@@ -58,6 +59,21 @@ function childTools(request: ServicesChildRunRequest, settings: RunSettings, roo
   return toolsOfSettings(request.depth < settings.maxChildDepth ? [...candidates, spawn] : candidates, settings, { offered: offeredToolNames(), shell: shell.status })
 }
 
+/**
+ * The tree's tool policy in a sub-agent (one whose parent journaled its settings): denied tools are refused as in the
+ * parent, and so are the tools the parent would ask a person about, since a sub-agent cannot ask (it has no session
+ * to list the question in). Children of parents without journaled settings keep running without a policy, as they
+ * always did: giving them one would change the journal of those in flight.
+ */
+export function childPermission(settings: RunSettings, policy: PromptToolPolicy | undefined): CreateAgentOptions['canUseTool'] {
+  const permission = policyPermission({ approve: settings.approveTools, deny: settings.denyTools }, policy)
+  if (!permission) return undefined
+  return call => {
+    const decided = permission(call)
+    return decided === 'ask' ? { deny: 'this tool needs a person\'s approval, which a sub-agent cannot ask for' } : decided
+  }
+}
+
 async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, outbox: SessionEventOutbox): Promise<ChildRunResult> {
   const settings = settingsOf(request)
   const startedAt = await ctx.date.now()
@@ -73,13 +89,14 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
   const spawn = restateSpawnTool({
     // A tree with journaled settings hands them down to every level.
-    dispatch: childRequest => ctx.serviceClient(Child).run(request.settings ? { ...childRequest, settings: request.settings } : childRequest),
+    dispatch: childRequest => ctx.serviceClient(Child).run(request.settings ? { ...childRequest, settings: request.settings, ...(request.policy ? { policy: request.policy } : {}) } : childRequest),
     persist: false,
     onChildMerged: child => { merged.push(child) },
     limits: childLimits(request, settings),
   })
   const model = request.model ?? request.settings?.model
-  const agent = createAgent({ provider: servicesProvider(), tools: childTools(request, settings, root, spawn), durable, session, depth: request.depth, behavior: { persistDir: config.persistDir ?? root, ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
+  const canUseTool = request.settings ? childPermission(request.settings, request.policy) : undefined
+  const agent = createAgent({ provider: servicesProvider(), tools: childTools(request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { persistDir: config.persistDir ?? root, ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, processLiveHub)
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}) })

@@ -1,9 +1,16 @@
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../helpers/restate/restate-harness'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
 interface View { status: string; pending: Array<{ id: string }>; runs: Array<{ text?: string; limits?: { maxTurns?: number } }> }
+/** Every file called `name` under `folder`. */
+function filesNamed(folder: string, name: string): string[] {
+  return readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter(entry => entry.split('/').at(-1) === name).map(entry => join(folder, entry))
+}
+
 interface FailureRow { id: string; last_failure_error_code: string | null; last_failure: string | null }
 
 /**
@@ -51,5 +58,14 @@ describe('a run keeps the settings it started with across a restart with changed
     expect(response.status).toBe(200)
     const after = await waitFor(async () => { const current = await view('after-change'); return current?.status === 'completed' ? current : undefined }, 40_000, 'the later run')
     expect(after.runs.at(-1)?.limits?.maxTurns).toBe(5)
+  }, 60_000)
+
+  it('the operator\'s deny-list holds in the sub-agents of a run: a child\'s write_file is refused', async () => {
+    const response = await s().request('/v1/sessions/child-deny/prompts?wait=true', { method: 'POST', body: JSON.stringify({ prompt: 'spawn: write: from-child.txt hello' }) })
+    expect(response.status).toBe(200)
+    const { text } = (await response.json()) as { text: string }
+    expect(text).toContain('Children answered:')
+    expect(text).toContain('policy denies this tool')
+    expect(filesNamed(s().dataDir, 'from-child.txt')).toEqual([])
   }, 60_000)
 })

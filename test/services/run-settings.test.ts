@@ -4,6 +4,7 @@ import { restateSpawnTool } from 'zidane/restate'
 import { loadServicesConfig } from '../../services/config'
 import { SPAWN_TOOL } from '../../services/contract'
 import { currentRunSettings, toolsOfSettings } from '../../services/run-settings'
+import { childPermission } from '../../services/child-runner/child-service'
 import { createToolContext } from '../tools/builtin/tool-context'
 
 const tool = (name: string): ToolDef => ({ spec: { name, description: name, inputSchema: { type: 'object' } }, isConcurrencySafe: name === 'read_file', execute: async () => `${name} ran` })
@@ -51,5 +52,16 @@ describe('run settings', () => {
 
   it('name the sub-agent tool as restateSpawnTool does', () => {
     expect(restateSpawnTool({ dispatch: () => { throw new Error('not called') } }).spec.name).toBe(SPAWN_TOOL)
+  })
+
+  it('in a sub-agent, refuse the denied tools and those the tree would ask a person about; none without a policy', () => {
+    const settings = { ...currentRunSettings(loadServicesConfig({}), ['shell']), approveTools: ['write_file'], denyTools: ['shell'] }
+    const permission = childPermission(settings, { deny: ['grep'] })
+    const call = (name: string) => ({ name, input: {}, id: `call_${name}` })
+    expect(permission?.(call('shell') as never)).toEqual({ deny: 'the operator\'s policy denies this tool' })
+    expect(permission?.(call('grep') as never)).toEqual({ deny: 'the prompt\'s policy denies this tool' })
+    expect(permission?.(call('write_file') as never)).toEqual({ deny: 'this tool needs a person\'s approval, which a sub-agent cannot ask for' })
+    expect(permission?.(call('read_file') as never)).toBe('allow')
+    expect(childPermission(currentRunSettings(loadServicesConfig({}), []), undefined)).toBeUndefined()
   })
 })
