@@ -7,7 +7,7 @@ import { createSession, loadSession } from '../session/session'
 import type { Session, SessionClock } from '../session/session'
 import type { SessionRun } from '../session/types'
 import type { ToolDef } from '../tools/tool'
-import { fireHook } from './fire-hook'
+import { fireHook, hookFailureEnds } from './fire-hook'
 import type { HookFailureSink } from './fire-hook'
 import { EventRecorder } from '../session/session-events'
 import type { NewSessionEvent } from '../session/session-events'
@@ -63,8 +63,8 @@ export function createAgent(options: CreateAgentOptions): Agent {
     appendMessage(state.messages, 'user', [{ type: 'text', text: state.prompt }])
     const outcome = await runLoopSafely(state, buildLoopEnv(current, runControl, state))
     // A hook fired without waiting that failed during the last turn still fails the run.
-    const hookFailure = outcome.status === 'completed' ? state.hookFailure : undefined
-    return finish(current, state, record, hookFailure === undefined ? outcome : { status: 'error', reason: hookFailure })
+    const hookFailed = outcome.status === 'completed' && hookFailureEnds(runtime, state)
+    return finish(current, state, record, hookFailed ? { status: 'error', reason: state.hookFailure ?? '' } : outcome)
   }
 
   const runLoopSafely = async (state: RunState, env: LoopEnv): Promise<LoopOutcome> => {

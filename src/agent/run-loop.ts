@@ -6,7 +6,7 @@ import { textOf } from '../providers/content'
 import type { ModelResponse, Provider } from '../providers/provider'
 import type { Session } from '../session/session'
 import { compactTail, DEFAULT_COMPACT_BUDGET_TOKENS } from './compaction'
-import { fireHook } from './fire-hook'
+import { fireHook, hookFailureEnds } from './fire-hook'
 import { appendMessage } from './history'
 import type { ModelStepRecord } from './model-step'
 import { executeModelStep } from './model-step'
@@ -52,7 +52,7 @@ export async function runTurnLoop(state: RunState, env: LoopEnv): Promise<LoopOu
 }
 
 function checkBeforeTurn(state: RunState, env: LoopEnv): LoopOutcome | undefined {
-  if (state.hookFailure !== undefined) return { status: 'error', reason: state.hookFailure }
+  if (hookFailureEnds(env.runtime, state)) return { status: 'error', reason: state.hookFailure ?? '' }
   if (env.isSuspending()) return { status: 'suspended' }
   if (env.isAborted()) return { status: 'aborted', reason: 'aborted' }
   if (state.turn >= state.limits.maxTurns) return { status: 'limit', reason: `maxTurns ${state.limits.maxTurns} reached` }

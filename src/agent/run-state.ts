@@ -27,6 +27,8 @@ export interface RunState {
   lastModelCostUsd: number
   /** Set when a hook fired without waiting failed (`fireHook`): the run fails at its next boundary. */
   hookFailure?: string
+  /** A durable run logged its hook failure (it logs one). */
+  hookFailureLogged?: boolean
 }
 
 /** Totals with every count at zero. */

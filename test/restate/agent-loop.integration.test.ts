@@ -49,9 +49,42 @@ const agentProbe = restate.object({
   },
 })
 
+const hookFailed = new Set<string>()
+
+/**
+ * A run whose `model:delta` hook throws on its first attempt (a viewer that went away), then the attempt fails after
+ * the run (a crash): the next attempt replays the run, and the hook, which fires only inside live steps, does not.
+ */
+const hookProbe = restate.object({
+  name: 'HookProbe',
+  handlers: {
+    run: async (ctx: restate.ObjectContext): Promise<{ status: string; text: string }> => {
+      const key = ctx.key
+      const durable = restateRuntime(ctx, { promises: RestatePromise, idSeed: key })
+      const session = await createSession({ id: key, store: durable.stores.session, clock: { now: () => durable.now() } })
+      const echo: ToolDef = { spec: { name: 'echo', description: 'Echo.', inputSchema: { type: 'object' } }, execute: async () => 'echoed' }
+      const provider = scriptedProvider(request => (request.messages.some(message => message.content.some(block => block.type === 'tool_result'))
+        ? { text: 'done' }
+        : { text: 'calling echo', toolCalls: [{ name: 'echo', input: {} }] }))
+      const agent = createAgent({ provider, tools: [echo], durable, session })
+      agent.hooks.hook('model:delta', () => {
+        if (hookFailed.has(key)) return
+        hookFailed.add(key)
+        throw new Error('viewer went away')
+      })
+      const stats = await agent.run({ prompt: 'echo once' })
+      if (!failedOnce.has(key)) {
+        failedOnce.add(key)
+        throw new Error('replay me')
+      }
+      return { status: stats.status, text: stats.text }
+    },
+  },
+})
+
 describe.each(REPLAY_MODES)('createAgent on restateRuntime against a real server ($mode)', ({ alwaysReplay }) => {
   let harness: RestateHarness | undefined
-  beforeAll(async () => { harness = await startRestateHarness({ services: [agentProbe], alwaysReplay }) })
+  beforeAll(async () => { harness = await startRestateHarness({ services: [agentProbe, hookProbe], alwaysReplay }) })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)
 
@@ -67,4 +100,11 @@ describe.each(REPLAY_MODES)('createAgent on restateRuntime against a real server
     expect(toolRuns.get(`${key}:b`)).toBe(1)
     expect(response.body.turns).toBeGreaterThanOrEqual(4)
   })
+
+  it('a hook that throws on one attempt does not change the run: it completes, and its replay matches the journal', async () => {
+    const response = await (harness as RestateHarness).call<{ status: string; text: string }>(`HookProbe/hook-${alwaysReplay}/run`)
+    expect(response.status).toBe(200)
+    expect(response.body).toEqual({ status: 'completed', text: 'done' })
+    expect(hookFailed.has(`hook-${alwaysReplay}`)).toBe(true)
+  }, 30_000)
 })
