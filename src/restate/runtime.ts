@@ -238,10 +238,24 @@ type Combinator = 'all' | 'race' | 'allSettled'
 /** Uses the durable combinator when every input is a `RestatePromise`; otherwise awaits them one at a time. */
 function join<T, R>(combinators: RestateCombinators | undefined, name: Combinator, promises: readonly Promise<T>[], fallback: (values: readonly Promise<T>[]) => Promise<R>): Promise<R> {
   assertOutsideStep(`runtime.${name}()`)
+  if (name === 'race') assertDeterministicRace(combinators, promises)
   if (!combinators || promises.length === 0 || !promises.every(promise => isRestatePromiseLike(promise))) return fallback(promises)
   if (name === 'all') return combinators.all(promises) as Promise<R>
   if (name === 'race') return combinators.race(promises) as Promise<R>
   return combinators.allSettled ? combinators.allSettled(promises) as Promise<R> : fallback(promises)
+}
+
+/**
+ * A race over Restate promises is decided by the journal only through Restate's combinator: `Promise.race` would take
+ * whichever settles first in this attempt, which a replay can see differently. So a race with a Restate promise needs
+ * `promises: RestatePromise`, and one that mixes Restate promises with others is refused (the `all` and `allSettled`
+ * fallbacks await in order, which is deterministic).
+ */
+function assertDeterministicRace(combinators: RestateCombinators | undefined, promises: readonly Promise<unknown>[]): void {
+  const durable = promises.filter(promise => isRestatePromiseLike(promise)).length
+  if (durable === 0) return
+  if (!combinators) throw new ConfigurationError('runtime.race() over Restate promises needs `promises: RestatePromise`: a native race is decided by timing, not by the journal.', 'restate_promises_required')
+  if (durable < promises.length) throw new ConfigurationError('runtime.race() cannot mix Restate promises with other promises: only a race of Restate promises is journaled.', 'restate_race_mixed')
 }
 
 async function joinInOrder<T>(promises: readonly Promise<T>[]): Promise<T[]> {

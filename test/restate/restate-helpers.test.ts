@@ -166,3 +166,24 @@ describe('restateRuntime with a fake context', () => {
     expect(ctx.state.get(DEFAULT_TOOL_STATE_KEY)).toEqual({ x: { y: 1 } })
   })
 })
+
+describe('runtime.race', () => {
+  /** A promise the runtime takes for a Restate one (it has `map`). */
+  const durablePromise = <T>(value: T): Promise<T> => Object.assign(Promise.resolve(value), { map: () => durablePromise(value) })
+  const combinators = { all: Promise.all.bind(Promise), race: vi.fn(Promise.race.bind(Promise)), allSettled: Promise.allSettled.bind(Promise) }
+
+  it('refuses Restate promises without the combinators, and a mix of Restate and other promises', async () => {
+    const withoutCombinators = restateRuntime(createFakeObjectContext())
+    expect(() => withoutCombinators.race([durablePromise(1)])).toThrow(expect.objectContaining({ code: 'restate_promises_required' }))
+    const runtime = restateRuntime(createFakeObjectContext(), { promises: combinators })
+    expect(() => runtime.race([durablePromise(1), Promise.resolve(2)])).toThrow(expect.objectContaining({ code: 'restate_race_mixed' }))
+  })
+
+  it('races Restate promises with the combinator, and other promises natively', async () => {
+    const runtime = restateRuntime(createFakeObjectContext(), { promises: combinators })
+    expect(await runtime.race([durablePromise('a'), durablePromise('b')])).toBe('a')
+    expect(combinators.race).toHaveBeenCalledTimes(1)
+    expect(await runtime.race([Promise.resolve('native')])).toBe('native')
+    expect(combinators.race).toHaveBeenCalledTimes(1)
+  })
+})
