@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyRequest } fro
 import { createAuth } from './auth'
 import { clientErrorHandler } from './client-errors'
 import { checkApiKeyLengths, DEFAULT_REQUEST_TIMEOUT_MS, GatewayConfigError, type GatewayConfig } from './config'
-import { GATEWAY_ERROR_CODES, GatewayError, installErrorHandlers, replyWithError } from './errors'
+import { GATEWAY_ERROR_CODES, GatewayError, installErrorHandlers, replyWithError, unsupportedMediaType } from './errors'
 import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth'
 import { createLiveDeltas, NO_LIVE_DELTAS } from './live-deltas'
 import { createRestateClient, type RestateClientOptions } from './restate-client'
@@ -104,23 +104,80 @@ function decodedName(name: string): string {
 }
 
 /**
- * Only JSON bodies are accepted (others get 415); an empty JSON body counts as no body, so bodiless POSTs work with any
- * client. Bodies nested deeper than {@link MAX_JSON_DEPTH} get 400: they could not be serialized on to Restate.
+ * Only JSON bodies in UTF-8 are accepted: other types, and a `charset` other than `utf-8`, get 415; bytes that are not
+ * valid UTF-8 get 400 (never replaced by U+FFFD). An empty or whitespace-only JSON body counts as no body, so bodiless
+ * POSTs work with any client. Bodies nested deeper than {@link MAX_JSON_DEPTH} get 400: they could not be serialized
+ * on to Restate. A `__proto__` (or `constructor.prototype`) key gets 400 saying so.
  */
 function installJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8')
-    if (text === '') {
-      done(null, undefined)
-      return
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const text = readableBody(request, body)
+    if (text instanceof GatewayError) done(text, undefined)
+    else if (JSON_WHITESPACE_ONLY.test(text)) done(null, undefined)
+    else {
+      void parseJson(request, text, (error, parsed: unknown) => {
+        if (error !== null) done(isPlainJson(text) ? new GatewayError('invalid_request', POISONED_BODY) : error, undefined)
+        else if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) done(new GatewayError('invalid_request', `body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined)
+        else done(null, parsed)
+      })
     }
-    void parseJson(request, text, (error, parsed: unknown) => {
-      if (error === null && nestedDeeperThan(parsed, MAX_JSON_DEPTH)) done(new GatewayError('invalid_request', `body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined)
-      else done(error, parsed)
-    })
   })
+}
+
+/** The body as text, or the error to answer: 415 for a charset other than UTF-8, 400 for bytes that are not UTF-8. */
+function readableBody(request: FastifyRequest, body: Buffer | string): string | GatewayError {
+  if (!declaresUtf8OrNoCharset(request.headers['content-type'])) return unsupportedMediaType(request)
+  // Fastify hands a Buffer (`parseAs: 'buffer'`); a string is already decoded.
+  if (typeof body === 'string') return body
+  return decodeUtf8(body) ?? new GatewayError('invalid_request', 'body is not valid UTF-8')
+}
+
+/** What the secure parser refuses in JSON that is otherwise valid. */
+const POISONED_BODY = 'body must not contain a "__proto__" or "constructor" key'
+
+/** A body of JSON's insignificant whitespace only (space, tab, LF, CR), or none: treated as no body. */
+const JSON_WHITESPACE_ONLY = /^[ \t\n\r]*$/
+
+/** Decodes strictly: malformed UTF-8 throws instead of becoming U+FFFD. A leading BOM is dropped. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The body as text, or `undefined` when its bytes are not valid UTF-8. */
+function decodeUtf8(bytes: Buffer): string | undefined {
+  try {
+    return STRICT_UTF8.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether `text` is valid JSON for `JSON.parse`: then the secure parser refused it for prototype poisoning. */
+function isPlainJson(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether a JSON content type's `charset` parameter, if any, is `utf-8` (in any case, quoted or not). Without one,
+ * JSON is UTF-8 (RFC 8259).
+ */
+function declaresUtf8OrNoCharset(contentType: string | undefined): boolean {
+  const parameters = (contentType ?? '').split(';').slice(1)
+  return parameters.every((parameter) => {
+    const separator = parameter.indexOf('=')
+    if (separator === -1 || parameter.slice(0, separator).trim().toLowerCase() !== 'charset') return true
+    return unquoted(parameter.slice(separator + 1).trim()).toLowerCase() === 'utf-8'
+  })
+}
+
+/** A parameter value without the quotes of a quoted string (`"utf-8"` is `utf-8`). */
+function unquoted(value: string): string {
+  return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value
 }
 
 async function registerOpenApi(app: FastifyInstance, config: GatewayConfig): Promise<void> {

@@ -6,7 +6,7 @@ import type { RouteTable } from './route-table'
  * branch on them); `ERRORS.md` documents the same list and a test keeps the two in sync.
  */
 export const GATEWAY_ERROR_CODES = {
-  invalid_request: { status: 400, description: 'The request does not match the route schema (body, params, query or headers), or the body is not valid JSON. The message names the field.' },
+  invalid_request: { status: 400, description: 'The request does not match the route schema (body, params, query or headers), or the body is not valid UTF-8 or not valid JSON, or has a `__proto__` or `constructor` key. The message names the field.' },
   unauthorized: { status: 401, description: 'The `Authorization: Bearer <key>` header is missing, malformed, or carries a key the gateway does not know.' },
   bad_token: { status: 403, description: 'The `token` of an answer link does not match the question id.' },
   route_not_found: { status: 404, description: 'No route matches the path (or a path segment is `.`/`..`).' },
@@ -20,7 +20,7 @@ export const GATEWAY_ERROR_CODES = {
   question_closed: { status: 409, description: 'The run that asked the question ended (finished, failed or cancelled) before it was answered; the answer was not delivered. The message names the reason.' },
   question_expired: { status: 410, description: 'The question expired before it was answered.' },
   payload_too_large: { status: 413, description: 'The request body is over the limit (`GATEWAY_BODY_LIMIT_BYTES`, default 1 MiB).' },
-  unsupported_media_type: { status: 415, description: 'The request body is not `application/json`.' },
+  unsupported_media_type: { status: 415, description: 'The request body is not `application/json`, or declares a charset other than `utf-8`.' },
   rate_limited: { status: 429, description: 'The API key sent more requests than its rate allows (`GATEWAY_RATE_PER_SECOND`, burst `GATEWAY_RATE_BURST`); `Retry-After` says when a request is allowed again.' },
   too_many_runs: { status: 429, description: 'The API key already has `GATEWAY_MAX_CONCURRENT_RUNS` runs running or queued; `Retry-After` suggests when to try again.' },
   too_many_streams: { status: 429, description: 'The API key already has `GATEWAY_MAX_EVENT_STREAMS` event streams open; close one, or retry after `Retry-After`.' },
@@ -118,10 +118,15 @@ function toGatewayError(error: FastifyError | GatewayError | RestateCallError, r
   const [issue] = error.validation ?? []
   if (issue !== undefined) return new GatewayError('invalid_request', describeValidation(error.validationContext ?? 'request', issue))
   const mapped = FASTIFY_CODES[error.code]
-  if (mapped === 'unsupported_media_type') return new GatewayError(mapped, `content-type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`)
+  if (mapped === 'unsupported_media_type') return unsupportedMediaType(request)
   if (mapped === 'invalid_request' && error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new GatewayError(mapped, 'body is not valid JSON')
   if (mapped !== undefined) return new GatewayError(mapped, error.message)
   return clientStatusError(error.statusCode) ?? new GatewayError('internal_error', 'internal error')
+}
+
+/** 415 `unsupported_media_type` for the request's content type (a type other than JSON, or a charset other than UTF-8). */
+export function unsupportedMediaType(request: FastifyRequest): GatewayError {
+  return new GatewayError('unsupported_media_type', `content-type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`)
 }
 
 /** A plugin's 4xx (a static file plugin's 403 for a path outside its root, …) stays a 4xx with a gateway code. */

@@ -3,7 +3,7 @@ import type { AnswerResult, QuestionCloseReason, StoredQuestion } from '../../se
 import { QUESTION_STATE_KEY, RESUMER_SERVICE } from '../../services/contract'
 import { verifyAnswerToken } from '../answer-token'
 import type { GatewayAuth } from '../auth'
-import { GatewayError } from '../errors'
+import { describeValidation, GatewayError } from '../errors'
 import type { RestateClient } from '../restate-client'
 import { objectState } from '../restate-queries'
 import { bearerSecurity, errorResponses, querySchema } from '../schemas'
@@ -108,17 +108,30 @@ async function ownedBy(restate: RestateClient, id: string, tenant: string): Prom
   return record !== undefined && sessionKeyBelongsTo(record.sessionKey, tenant)
 }
 
-/** A `token` in the query authorizes by itself (403 `bad_token` when wrong); without one the API key is required. */
+/**
+ * A `token` in the query authorizes by itself (403 `bad_token` when wrong); without one the API key is required. The
+ * query is checked against the route schema first, so a repeated `token` or an unknown parameter gets 400
+ * `invalid_request`, as on every route, rather than 403.
+ */
 function keyOrToken(auth: GatewayAuth, secret: string) {
   return async (request: FastifyRequest): Promise<void> => {
     const { token } = request.query as { token?: unknown }
     if (token === undefined) return auth.authenticate(request)
+    checkQuery(request)
     const { id } = request.params as { id?: unknown }
     if (typeof token !== 'string' || typeof id !== 'string' || !verifyAnswerToken(secret, id, token)) {
       throw new GatewayError('bad_token', 'the answer token does not match this question')
     }
     request.tenant = TOKEN_HOLDER
   }
+}
+
+/** Validates `request.query` with the route's own querystring validator (the one fastify runs later, after auth). */
+function checkQuery(request: FastifyRequest): void {
+  const validate = request.getValidationFunction('querystring')
+  if (validate === undefined || validate(request.query)) return
+  const [issue] = validate.errors ?? []
+  throw new GatewayError('invalid_request', issue === undefined ? 'querystring is invalid' : describeValidation('querystring', issue))
 }
 
 function notFound(id: string): GatewayError {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { bearerSecurity, errorResponses, sessionParamsSchema, type SessionParams } from '../schemas'
+import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
 
@@ -12,6 +12,7 @@ const schema = {
   tags: ['sessions'],
   security: bearerSecurity,
   params: sessionParamsSchema,
+  querystring: querySchema({}),
   headers: {
     type: 'object',
     properties: {

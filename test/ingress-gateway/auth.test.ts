@@ -106,9 +106,19 @@ describe('answer tokens', () => {
     expect(response.json().error.message).toBe('body.answer is required')
   })
 
-  it('a repeated token parameter is a bad token', async () => {
+  it('the query is validated before the token: a repeated token or an unknown parameter is 400, not 403', async () => {
     const token = signAnswerToken(answerSecret, 'sign_1abc')
-    const response = await app.inject({ method: 'POST', url: `/v1/awakeables/sign_1abc/resolve?token=${token}&token=${token}`, payload: { answer: 1 } })
-    expect(response.statusCode).toBe(403)
+    const cases = [
+      { query: `token=${token}&token=${token}`, message: 'querystring.token must be string' },
+      { query: 'token=a&token=b', message: 'querystring.token must be string' },
+      { query: 'token=x&foo=1', message: 'querystring.foo is not allowed' },
+      { query: `token=${token}&foo=1`, message: 'querystring.foo is not allowed' },
+      { query: `token=${'x'.repeat(129)}`, message: 'querystring.token must NOT have more than 128 characters' },
+    ]
+    for (const { query, message } of cases) {
+      const response = await app.inject({ method: 'POST', url: `/v1/awakeables/sign_1abc/resolve?${query}`, payload: { answer: 1 } })
+      expect(response.statusCode, query).toBe(400)
+      expect(response.json(), query).toEqual({ error: { code: 'invalid_request', message } })
+    }
   })
 })

@@ -93,17 +93,53 @@ describe('request validation', () => {
       expect(response.json()).toEqual({ error: { code: 'invalid_request', message: 'body is not valid JSON' } })
     })
 
-    it('400 for prototype poisoning', async () => {
-      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: '{"prompt":"hi","__proto__":{"x":1}}', headers: { ...auth, 'content-type': 'application/json' } })
-      expect(response.statusCode).toBe(400)
-      expect(response.json().error.code).toBe('invalid_request')
+    it('400 for prototype poisoning, saying why (the body is valid JSON)', async () => {
+      const poisoned = ['{"prompt":"hi","__proto__":{"x":1}}', '{"__proto__":{}, "prompt":"hi"}', '{"prompt":"hi","policy":{"constructor":{"prototype":{"x":1}}}}']
+      for (const payload of poisoned) {
+        const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload, headers: { ...auth, 'content-type': 'application/json' } })
+        expect(response.statusCode, payload).toBe(400)
+        expect(response.json(), payload).toEqual({ error: { code: 'invalid_request', message: 'body must not contain a "__proto__" or "constructor" key' } })
+      }
     })
 
-    it('an empty body counts as none: required bodies fail validation, bodiless routes pass', async () => {
-      await expectInvalid(app, { method: 'POST', url: '/v1/sessions/s1/prompts', payload: '', headers: { 'content-type': 'application/json' } }, 'body must be object')
+    it('an empty or whitespace-only body counts as none: required bodies fail validation, bodiless routes pass', async () => {
+      for (const payload of ['', ' ', ' \t\r\n ']) {
+        await expectInvalid(app, { method: 'POST', url: '/v1/sessions/s1/prompts', payload, headers: { 'content-type': 'application/json' } }, 'body must be object')
+        const cancel = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', payload, headers: { ...auth, 'content-type': 'application/json' } })
+        expect(cancel.statusCode, JSON.stringify(payload)).toBe(503)
+      }
       await expectInvalid(app, { method: 'POST', url: '/v1/sessions/s1/prompts' }, 'body must be object')
-      const cancel = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', payload: '', headers: { ...auth, 'content-type': 'application/json' } })
-      expect(cancel.statusCode).toBe(503)
+    })
+
+    it('whitespace that JSON does not allow is not an empty body', async () => {
+      await expectInvalid(app, { method: 'POST', url: '/v1/sessions/s1/cancel', payload: '\u00a0', headers: { 'content-type': 'application/json' } }, 'body is not valid JSON')
+    })
+
+    it('415 unsupported_media_type for a charset other than UTF-8', async () => {
+      for (const contentType of ['application/json; charset=utf-16le', 'application/json;charset=ISO-8859-1', 'application/json; charset="utf-16"', 'application/json; charset=utf8']) {
+        const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: '{"prompt":"hi"}', headers: { ...auth, 'content-type': contentType } })
+        expect(response.statusCode, contentType).toBe(415)
+        expect(response.json()).toEqual({ error: { code: 'unsupported_media_type', message: `content-type ${contentType} is not supported; send application/json` } })
+      }
+    })
+
+    it('accepts UTF-8 in any case, quoted or not, and no charset', async () => {
+      for (const contentType of ['application/json', 'application/json; charset=utf-8', 'application/json; charset=UTF-8', 'application/json;charset="Utf-8"', 'Application/JSON; Charset=utf-8']) {
+        const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: '{"prompt":"hi"}', headers: { ...auth, 'content-type': contentType } })
+        expect(response.statusCode, contentType).toBe(503)
+      }
+    })
+
+    it('400 for a body that is not valid UTF-8, instead of passing on U+FFFD', async () => {
+      const invalid = [Buffer.from([0x7b, 0x22, 0x70, 0x72, 0x6f, 0x6d, 0x70, 0x74, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), Buffer.concat([Buffer.from('{"prompt":"'), Buffer.from([0xc3]), Buffer.from('"}')]), Buffer.from([0xed, 0xa0, 0x80])]
+      for (const payload of invalid) {
+        await expectInvalid(app, { method: 'POST', url: '/v1/sessions/s1/prompts', payload, headers: { 'content-type': 'application/json' } }, /^body is not valid UTF-8$/)
+      }
+    })
+
+    it('passes valid multi-byte UTF-8 on unchanged', async () => {
+      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: Buffer.from('{"prompt":"h\u00e9 \u{1F600}"}'), headers: { ...auth, 'content-type': 'application/json' } })
+      expect(response.statusCode).toBe(503)
     })
   })
 
@@ -114,6 +150,15 @@ describe('request validation', () => {
 
     it('POST /v1/sessions/:sessionId/cancel checks the id', async () => {
       await expectInvalid(app, { method: 'POST', url: '/v1/sessions/no~pe/cancel' }, /^params\.sessionId/)
+    })
+
+    it('POST /v1/sessions/:sessionId/cancel and /messages take no query parameters', async () => {
+      await expectInvalid(app, { method: 'POST', url: '/v1/sessions/s1/cancel?x=1' }, 'querystring.x is not allowed')
+      await expectInvalid(app, { method: 'POST', url: '/v1/sessions/s1/messages?x=1', payload: { text: 'hi' } }, 'querystring.x is not allowed')
+      const cancel = await app.inject({ method: 'POST', url: '/v1/sessions/s1/cancel', headers: auth })
+      expect(cancel.statusCode).toBe(503)
+      const message = await app.inject({ method: 'POST', url: '/v1/sessions/s1/messages', payload: { text: 'hi' }, headers: auth })
+      expect(message.statusCode).toBe(503)
     })
 
     it('GET /v1/sessions/:sessionId/events checks after and Last-Event-ID', async () => {
