@@ -143,7 +143,7 @@ export function createRestateClient(endpoints: RestateEndpoints, options: Restat
       return call<SendResult>(`${session(key, 'run')}/send`, { method: 'POST', body: request, idempotencyKey })
     },
     async sendMessage(key, text, idempotencyKey) {
-      const request: AddMessageRequest = { text }
+      const request: AddMessageRequest = { text, delivery: 'current' }
       const sent = await call<SendResult>(`${ingress(INBOX_SERVICE, key)}/add/send`, { method: 'POST', body: request, idempotencyKey })
       if (!(await settledWithin(sent.invocationId, MESSAGE_WAIT_MS))) await signalRunDirectly(key)
       return sent

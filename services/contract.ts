@@ -104,7 +104,24 @@ export interface InboxMessage {
 }
 
 /** Input of `inbox/<key>/add`. */
-export interface AddMessageRequest { text: string }
+export interface AddMessageRequest {
+  text: string
+  /**
+   * `'current'` (what the gateway sends): the `deliver` this message schedules runs with the current recording and
+   * settings (`eventRecording: 'outbox'`, `runSettings: 'journaled'`). Absent (messages saved before it): the
+   * `deliver` is sent without input and its run records per write with the process's settings, as before.
+   */
+  delivery?: 'current'
+}
+
+/**
+ * Input of `session/<key>/deliver`, sent by the inbox. Absent (deliveries scheduled before it): the run of the steered
+ * messages records per write and reads the process's settings, the journal shape of those deliveries.
+ */
+export interface DeliverRequest {
+  eventRecording: 'outbox'
+  runSettings: 'journaled'
+}
 
 /** Input of `inbox/<key>/watch`: the awakeable to resolve once a message is waiting. */
 export interface WatchInboxRequest { awakeableId: string }

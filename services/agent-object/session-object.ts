@@ -7,7 +7,7 @@ import { boundaryProbe } from '../boundary-probe'
 import { stepStartLog } from '../step-starts'
 import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
-import type { CurrentInvocation, PendingQuestion, ServicesChildRunRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
+import type { CurrentInvocation, DeliverRequest, PendingQuestion, ServicesChildRunRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
 import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE, SPAWN_TOOL } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
@@ -159,10 +159,11 @@ function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest,
  * messages no run took at a turn boundary and runs them as one prompt; with none left it ends at once (null) and
  * touches nothing of the session.
  */
-async function deliverSteering(ctx: restate.ObjectContext): Promise<SessionRunResult | null> {
+async function deliverSteering(ctx: restate.ObjectContext, request?: DeliverRequest | null): Promise<SessionRunResult | null> {
   const texts = await takeForDelivery(ctx)
-  // Recorded per write: the inbox's send carries no input, so this cannot tell a delivery queued before the outbox.
-  return texts.length === 0 ? null : runSession(ctx, { prompt: texts.join('\n\n') })
+  if (texts.length === 0) return null
+  // A delivery scheduled before the inbox sent input records per write with the process's settings, as it always did.
+  return runSession(ctx, { prompt: texts.join('\n\n'), ...(request ? { eventRecording: request.eventRecording, runSettings: request.runSettings } : {}) })
 }
 
 /** What the shared `get` handler returns: the header, usage, pending questions and one page of turns, read without blocking a running invocation. */

@@ -31,6 +31,10 @@ describe('a run keeps the settings it started with across a restart with changed
     const response = await s().request(`/v1/sessions/${sessionId}`)
     return response.status === 200 ? ((await response.json()) as View) : undefined
   }
+  const rows = async <T>(query: string): Promise<T[]> => {
+    const response = await fetch(`${s().adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query }) })
+    return ((await response.json()) as { rows: T[] }).rows
+  }
   const mismatches = async (): Promise<FailureRow[]> => {
     const response = await fetch(`${s().adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: "SELECT id, last_failure_error_code, last_failure FROM sys_invocation WHERE last_failure_error_code IN ('RT0016', '570') OR last_failure LIKE '%mismatch%'" }) })
     return ((await response.json()) as { rows: FailureRow[] }).rows
@@ -67,5 +71,17 @@ describe('a run keeps the settings it started with across a restart with changed
     expect(text).toContain('Children answered:')
     expect(text).toContain('policy denies this tool')
     expect(filesNamed(s().dataDir, 'from-child.txt')).toEqual([])
+  }, 60_000)
+
+  it('a steered message no run took runs with journaled settings and the outbox, like a prompt', async () => {
+    expect((await s().request('/v1/sessions/steered/prompts?wait=true', { method: 'POST', body: JSON.stringify({ prompt: 'hello' }) })).status).toBe(200)
+    expect((await s().request('/v1/sessions/steered/messages', { method: 'POST', body: JSON.stringify({ text: 'and then?' }) })).status).toBe(202)
+    const done = await waitFor(async () => { const current = await view('steered'); return current?.status === 'completed' && current.runs.length === 2 ? current : undefined }, 40_000, 'the steered run')
+    expect(done.runs.at(-1)?.limits?.maxTurns).toBe(5)
+    const [delivery] = await rows<{ id: string }>(`SELECT id FROM sys_invocation WHERE target_service_name = 'session' AND target_handler_name = 'deliver' AND target_service_key LIKE '%~steered'`)
+    const steps = await rows<{ name: string }>(`SELECT name FROM sys_journal WHERE id = '${delivery?.id ?? ''}' AND entry_type = 'Command: Run'`)
+    expect(steps.map(step => step.name)).toContain('settings')
+    const appends = await rows<{ name: string }>(`SELECT name FROM sys_journal WHERE id = '${delivery?.id ?? ''}' AND entry_type = 'Command: OneWayCall'`)
+    expect(appends.length).toBeLessThanOrEqual(2) // the outbox's journaled sends, not one append per write
   }, 60_000)
 })

@@ -29,7 +29,7 @@ describe('steering, prompt policies and approval answers against a stand-in Rest
     expect(response.statusCode).toBe(202)
     expect(response.json()).toEqual({ sessionId: 's1', id: 'inv_msg1' })
     expect(restate.requests.map(request => [request.path, request.body, request.headers['idempotency-key']])).toEqual([
-      [`/inbox/${encodeURIComponent(KEY_OF_A)}/add/send`, { text: 'also check B' }, 'm-1'],
+      [`/inbox/${encodeURIComponent(KEY_OF_A)}/add/send`, { text: 'also check B', delivery: 'current' }, 'm-1'],
       ['/restate/invocation/inv_msg1/attach', undefined, undefined],
     ])
   })
