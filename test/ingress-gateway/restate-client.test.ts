@@ -9,7 +9,7 @@ const ATTACH_PATH = '/restate/invocation/inv_long/attach'
 const RESULT = { status: 'completed', text: 'done', stats: { turns: 1 } }
 
 /**
- * A run that ends at its `attempts`-th attach: until then each attach is held, then answered 503 after 1.5 s, as an
+ * A run that ends at its `attempts`-th attach: until then each attach is held, then answered 503 after 1.5 s (the client gives each up after its renewal, 300 ms here), as an
  * attach held past undici's headersTimeout fails (`UND_ERR_HEADERS_TIMEOUT`, 300 s in production).
  */
 function runEndingAtAttach(restate: FakeRestate, attempts: number): void {
@@ -37,9 +37,10 @@ describe('attach to a long run', () => {
 
   it('re-attaches each time one attach is held for attachTimeoutMs, until the run ends', async () => {
     runEndingAtAttach(restate, 3)
-    const client = createRestateClient({ ingressUrl: restate.url, adminUrl: restate.url }, { attachTimeoutMs: 100 })
+    const client = createRestateClient({ ingressUrl: restate.url, adminUrl: restate.url }, { attachTimeoutMs: 300 })
     await expect(client.attach('inv_long')).resolves.toEqual(RESULT)
-    expect(attaches(restate)).toBe(3)
+    // At least the three the run needs: on a loaded machine an answer can take longer than the renewal itself.
+    expect(attaches(restate)).toBeGreaterThanOrEqual(3)
   })
 
   it("stops re-attaching when the caller's signal aborts", async () => {
@@ -55,11 +56,11 @@ describe('attach to a long run', () => {
     runEndingAtAttach(restate, 3)
     restate.on('POST /admin/query', { status: 200, body: { rows: [] } })
     restate.on(`POST /session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 's1'))}/run/send`, { status: 202, body: { invocationId: 'inv_long', status: 'Accepted' } })
-    const app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, attachTimeoutMs: 100 })
+    const app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, attachTimeoutMs: 300 })
     const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
     await app.close()
     expect(response.statusCode).toBe(200)
     expect(response.json()).toMatchObject({ invocationId: 'inv_long', status: 'completed', text: 'done' })
-    expect(attaches(restate)).toBe(3)
+    expect(attaches(restate)).toBeGreaterThanOrEqual(3)
   })
 })
