@@ -130,8 +130,8 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
 }
 
 /** Every tool a session run can offer, before the operator's selection: the built-ins, the demo tools, the questions, `spawn`. */
-function candidateTools(ctx: restate.ObjectContext, settings: Pick<RunSettings, 'questionTimeoutMs'>, root: string, spawn: ToolDef, shell = shellPolicy()): ToolDef[] {
-  return [...builtinTools(root, process.env, shell), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx, settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {}), spawn]
+function candidateTools(ctx: restate.ObjectContext, settings: Pick<RunSettings, 'questionTimeoutMs'>, root: string, spawn: ToolDef, shell = shellPolicy(), withDemoTools = config.demoTools): ToolDef[] {
+  return [...builtinTools(root, process.env, shell), ...(withDemoTools ? demoTools() : []), ...restateInteractionTools(ctx, settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {}), spawn]
 }
 
 /** The names of the tools this process's selection offers a session run that starts now. */
@@ -144,7 +144,9 @@ function offeredToolNames(ctx: restate.ObjectContext): string[] {
 function runTools(ctx: restate.ObjectContext, request: SessionRunRequest, settings: RunSettings, offered: readonly string[], root: string, spawn: ToolDef): ToolDef[] {
   if (request.runSettings !== 'journaled') return selectTools(candidateTools(ctx, settings, root, spawn))
   const shell = shellCapability()
-  return toolsOfSettings(candidateTools(ctx, settings, root, spawn, shell), settings, { offered, shell: shell.status })
+  // The demo tools the run started with stay candidates (refused when this process no longer serves them).
+  const withDemoTools = config.demoTools || demoTools().some(tool => settings.tools.includes(tool.spec.name))
+  return toolsOfSettings(candidateTools(ctx, settings, root, spawn, shell, withDemoTools), settings, { offered, shell: shell.status })
 }
 
 /** The operator's (as the run's settings hold it) and the prompt's approval policy and how its questions reach a person (none without a policy). */
