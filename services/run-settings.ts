@@ -1,7 +1,11 @@
 import type * as restate from '@restatedev/restate-sdk'
 import type { ToolDef } from 'zidane'
+import type { ChildRunRequest } from 'zidane/restate'
 import type { ServicesConfig } from './config'
-import type { ShellStatus } from './shell-policy'
+import type { PromptToolPolicy, ServicesChildRunRequest } from './contract'
+import { shellPolicy } from './shell-policy'
+import type { ShellPolicy, ShellStatus } from './shell-policy'
+import { selectTools, shellCapability } from './tool-selection'
 
 /**
  * The services' settings a run's journal depends on: its limits, the operator's approval policy, the question
@@ -65,6 +69,15 @@ export async function runSettingsFor(ctx: restate.Context, journaled: boolean, c
   return journaled ? ctx.run('settings', current) : current()
 }
 
+/**
+ * `request` for a sub-agent of a run tree with journaled `settings` (absent: unchanged, as for trees without them),
+ * with the prompt's own tool policy `policy`: every level hands them to the next.
+ */
+export function handedDown(request: ChildRunRequest, settings: RunSettings | undefined, policy: PromptToolPolicy | undefined): ServicesChildRunRequest {
+  if (!settings) return request
+  return { ...request, settings, ...(policy ? { policy } : {}) }
+}
+
 /** What this process offers now: the names its selection keeps and how its shell runs. */
 export interface CurrentTools {
   offered: readonly string[]
@@ -88,6 +101,17 @@ export function toolsOfSettings(candidates: readonly ToolDef[], settings: RunSet
     if (tool.spec.name === 'shell' && current.shell.mode === 'disabled') return refusingTool(tool, current.shell.reason)
     return offeredNow.has(tool.spec.name) ? tool : refusingTool(tool, 'the operator has disabled it since this run started')
   })
+}
+
+/**
+ * A run's tools, from `candidates` built with a shell policy. With journaled `settings`: those they offer
+ * ({@link toolsOfSettings}), the shell as this process's sandbox allows it. Without: this process's selection, as
+ * runs without journaled settings always had.
+ */
+export function runToolSet(candidates: (shell: ShellPolicy) => ToolDef[], settings: RunSettings | undefined, offered: readonly string[]): ToolDef[] {
+  if (!settings) return selectTools(candidates(shellPolicy()))
+  const shell = shellCapability()
+  return toolsOfSettings(candidates(shell), settings, { offered, shell: shell.status })
 }
 
 /** `tool` with every call refused (an error result naming `reason`); its spec and flags unchanged. */

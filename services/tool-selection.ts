@@ -11,6 +11,16 @@ export function builtinTools(root: string, env: NodeJS.ProcessEnv = process.env,
   return createBuiltinTools({ root, shell: policy.options })
 }
 
+let builtinNames: string[] | undefined
+
+/**
+ * The names of the built-in tools, the same for every workspace: read once per process (building the tools creates
+ * `root`, which is the workspace root then).
+ */
+export function builtinToolNames(root: string): string[] {
+  return builtinNames ??= builtinTools(root).map(tool => tool.spec.name)
+}
+
 /**
  * The shell's policy as this process's sandbox allows it, whatever the operator's tool selection: how a run whose
  * tools were chosen when it started (`toolsOfSettings`) runs its shell.

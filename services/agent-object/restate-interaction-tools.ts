@@ -10,6 +10,9 @@ import { RESUMER_SERVICE } from '../contract'
 
 const Resumer: ResumerObject = { name: RESUMER_SERVICE }
 
+/** The names of {@link restateInteractionTools}' tools, in their order. */
+export const INTERACTION_TOOL_NAMES = ['ask_user', 'present_plan'] as const
+
 /**
  * `ask_user` and `present_plan` for the session object: each call mints an awakeable, registers the question with
  * the resumer and waits for the registration (so a question is never listed before an answer to it can be taken),

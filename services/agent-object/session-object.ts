@@ -7,16 +7,16 @@ import { boundaryProbe } from '../boundary-probe'
 import { stepStartLog } from '../step-starts'
 import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
-import type { CurrentInvocation, DeliverRequest, PendingQuestion, ServicesChildRunRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
+import type { CurrentInvocation, DeliverRequest, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
 import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE, SPAWN_TOOL } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
 import { publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace } from '../workspace'
-import { builtinTools, selectToolNames, selectTools, shellCapability } from '../tool-selection'
-import { shellPolicy } from '../shell-policy'
-import { currentRunSettings, runSettingsFor, toolsOfSettings } from '../run-settings'
+import { builtinToolNames, builtinTools, selectToolNames } from '../tool-selection'
+import type { ShellPolicy } from '../shell-policy'
+import { currentRunSettings, handedDown, runSettingsFor, runToolSet } from '../run-settings'
 import type { RunSettings } from '../run-settings'
 import { policyPermission, restateApprovals } from './approvals'
 import { closeOpenQuestions } from './close-questions'
@@ -24,7 +24,7 @@ import { withErrorBoundary } from '../handler-boundary'
 import type { HandlerEnding } from '../handler-boundary'
 import { inboxSteering, takeForDelivery } from './inbox-steering'
 import { PENDING_QUESTIONS_KEY } from './pending-questions'
-import { restateInteractionTools } from './restate-interaction-tools'
+import { INTERACTION_TOOL_NAMES, restateInteractionTools } from './restate-interaction-tools'
 import { readSessionView } from './session-view'
 import { recordedSessionStore } from '../event-log/session-events'
 import { createEventOutbox } from '../event-log/event-outbox'
@@ -98,7 +98,7 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, outbox: SessionEv
 }
 
 async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, outbox: SessionEventOutbox): Promise<AgentStats> {
-  const offered = offeredToolNames(ctx)
+  const offered = offeredToolNames()
   const settings = await runSettingsFor(ctx, request.runSettings === 'journaled', () => currentRunSettings(config, offered))
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
   const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, outbox, { promises: restate.RestatePromise }), startLog: stepStartLog(), ...boundaryProbe() })
@@ -109,8 +109,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
     // The parent's events before a child's own (the child appends its events itself) and before the run waits on it.
     dispatch: (childRequest) => {
       outbox.sync()
-      const handedDown: ServicesChildRunRequest = request.runSettings === 'journaled' ? { ...childRequest, settings, ...(request.policy ? { policy: request.policy } : {}) } : childRequest
-      return ctx.serviceClient(Child).run(handedDown)
+      return ctx.serviceClient(Child).run(handedDown(childRequest, request.runSettings === 'journaled' ? settings : undefined, request.policy))
     },
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
     limits: { maxChildrenPerTurn: settings.maxChildrenPerTurn, maxChildrenPerTree: settings.maxChildrenPerRun, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
@@ -130,23 +129,23 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
 }
 
 /** Every tool a session run can offer, before the operator's selection: the built-ins, the demo tools, the questions, `spawn`. */
-function candidateTools(ctx: restate.ObjectContext, settings: Pick<RunSettings, 'questionTimeoutMs'>, root: string, spawn: ToolDef, shell = shellPolicy(), withDemoTools = config.demoTools): ToolDef[] {
+function candidateTools(ctx: restate.ObjectContext, settings: Pick<RunSettings, 'questionTimeoutMs'>, root: string, spawn: ToolDef, shell: ShellPolicy, withDemoTools: boolean): ToolDef[] {
   return [...builtinTools(root, process.env, shell), ...(withDemoTools ? demoTools() : []), ...restateInteractionTools(ctx, settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {}), spawn]
 }
 
-/** The names of the tools this process's selection offers a session run that starts now. */
-function offeredToolNames(ctx: restate.ObjectContext): string[] {
-  const named = [...builtinTools(config.workspaceRoot), ...(config.demoTools ? demoTools() : []), ...restateInteractionTools(ctx)]
-  return selectToolNames([...named.map(tool => tool.spec.name), SPAWN_TOOL])
+let offeredNames: string[] | undefined
+
+/** The names of the tools this process's selection offers a session run (the settings are the process's: read once). */
+function offeredToolNames(): string[] {
+  return offeredNames ??= selectToolNames([...builtinToolNames(config.workspaceRoot), ...(config.demoTools ? demoTools().map(tool => tool.spec.name) : []), ...INTERACTION_TOOL_NAMES, SPAWN_TOOL])
 }
 
 /** The run's tools: those its journaled settings offer, or (a run without them) this process's selection. */
 function runTools(ctx: restate.ObjectContext, request: SessionRunRequest, settings: RunSettings, offered: readonly string[], root: string, spawn: ToolDef): ToolDef[] {
-  if (request.runSettings !== 'journaled') return selectTools(candidateTools(ctx, settings, root, spawn))
-  const shell = shellCapability()
-  // The demo tools the run started with stay candidates (refused when this process no longer serves them).
-  const withDemoTools = config.demoTools || demoTools().some(tool => settings.tools.includes(tool.spec.name))
-  return toolsOfSettings(candidateTools(ctx, settings, root, spawn, shell, withDemoTools), settings, { offered, shell: shell.status })
+  const journaled = request.runSettings === 'journaled'
+  // The demo tools a journaled run started with stay candidates (refused when this process no longer serves them).
+  const withDemoTools = config.demoTools || (journaled && demoTools().some(tool => settings.tools.includes(tool.spec.name)))
+  return runToolSet(shell => candidateTools(ctx, settings, root, spawn, shell, withDemoTools), journaled ? settings : undefined, offered)
 }
 
 /** The operator's (as the run's settings hold it) and the prompt's approval policy and how its questions reach a person (none without a policy). */

@@ -19,8 +19,8 @@ import { servicesProvider } from '../model-provider'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace } from '../workspace'
-import { builtinTools, selectToolNames, selectTools, shellCapability } from '../tool-selection'
-import { currentRunSettings, toolsOfSettings } from '../run-settings'
+import { builtinToolNames, builtinTools, selectToolNames } from '../tool-selection'
+import { currentRunSettings, handedDown, runToolSet } from '../run-settings'
 import type { RunSettings } from '../run-settings'
 
 const config = loadServicesConfig()
@@ -46,17 +46,19 @@ function settingsOf(request: ServicesChildRunRequest): RunSettings {
   return request.settings ?? currentRunSettings(config, offeredToolNames())
 }
 
-/** The names of the tools this process's selection offers a sub-agent. */
+let offeredNames: string[] | undefined
+
+/** The names of the tools this process's selection offers a sub-agent (the settings are the process's: read once). */
 function offeredToolNames(): string[] {
-  return selectToolNames([...builtinTools(config.workspaceRoot).map(tool => tool.spec.name), SPAWN_TOOL])
+  return offeredNames ??= selectToolNames([...builtinToolNames(config.workspaceRoot), SPAWN_TOOL])
 }
 
 /** The child's tools: the built-ins and (below the depth limit) `spawn`, as its tree's settings offer them. */
 function childTools(request: ServicesChildRunRequest, settings: RunSettings, root: string, spawn: ToolDef): ToolDef[] {
-  if (!request.settings) return selectTools(request.depth < settings.maxChildDepth ? [...builtinTools(root), spawn] : builtinTools(root))
-  const shell = shellCapability()
-  const candidates = builtinTools(root, process.env, shell)
-  return toolsOfSettings(request.depth < settings.maxChildDepth ? [...candidates, spawn] : candidates, settings, { offered: offeredToolNames(), shell: shell.status })
+  return runToolSet((shell) => {
+    const builtins = builtinTools(root, process.env, shell)
+    return request.depth < settings.maxChildDepth ? [...builtins, spawn] : builtins
+  }, request.settings, offeredToolNames())
 }
 
 /**
@@ -89,7 +91,7 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
   const spawn = restateSpawnTool({
     // A tree with journaled settings hands them down to every level.
-    dispatch: childRequest => ctx.serviceClient(Child).run(request.settings ? { ...childRequest, settings: request.settings, ...(request.policy ? { policy: request.policy } : {}) } : childRequest),
+    dispatch: childRequest => ctx.serviceClient(Child).run(handedDown(childRequest, request.settings, request.policy)),
     persist: false,
     onChildMerged: child => { merged.push(child) },
     limits: childLimits(request, settings),

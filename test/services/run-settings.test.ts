@@ -5,6 +5,7 @@ import { loadServicesConfig } from '../../services/config'
 import { SPAWN_TOOL } from '../../services/contract'
 import { currentRunSettings, toolsOfSettings } from '../../services/run-settings'
 import { childPermission } from '../../services/child-runner/child-service'
+import { INTERACTION_TOOL_NAMES, restateInteractionTools } from '../../services/agent-object/restate-interaction-tools'
 import { createToolContext } from '../tools/builtin/tool-context'
 
 const tool = (name: string): ToolDef => ({ spec: { name, description: name, inputSchema: { type: 'object' } }, isConcurrencySafe: name === 'read_file', execute: async () => `${name} ran` })
@@ -50,8 +51,9 @@ describe('run settings', () => {
     expect(await (tools.find(each => each.spec.name === 'read_file') as ToolDef).execute({}, createToolContext())).toBe('read_file ran')
   })
 
-  it('name the sub-agent tool as restateSpawnTool does', () => {
+  it('name the sub-agent and question tools as their builders do', () => {
     expect(restateSpawnTool({ dispatch: () => { throw new Error('not called') } }).spec.name).toBe(SPAWN_TOOL)
+    expect(restateInteractionTools({} as never).map(each => each.spec.name)).toEqual([...INTERACTION_TOOL_NAMES])
   })
 
   it('in a sub-agent, refuse the denied tools and those the tree would ask a person about; none without a policy', () => {
