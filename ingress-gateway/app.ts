@@ -7,7 +7,7 @@ import { checkApiKeyLengths, DEFAULT_REQUEST_TIMEOUT_MS, GatewayConfigError, typ
 import { GATEWAY_ERROR_CODES, GatewayError, installErrorHandlers, replyWithError, unsupportedMediaType } from './errors'
 import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth'
 import { createLiveDeltas, NO_LIVE_DELTAS } from './live-deltas'
-import { createRestateClient, type RestateClientOptions } from './restate-client'
+import { createRestateClient } from './restate-client'
 import { awakeableRoutes } from './routes/awakeables'
 import { healthRoutes } from './routes/health'
 import type { RouteDependencies } from './routes/route-dependencies'
@@ -51,7 +51,7 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
   const limits = { ...DEFAULT_TENANT_LIMITS, ...config.limits }
   const dependencies: RouteDependencies = {
     config,
-    restate: createRestateClient({ ingressUrl: config.restateIngressUrl, adminUrl: config.restateAdminUrl }, attachOptions(config)),
+    restate: createRestateClient({ ingressUrl: config.restateIngressUrl, adminUrl: config.restateAdminUrl }, { attachTimeoutMs: config.attachTimeoutMs }),
     auth: createAuth(config, createRateLimiter(limits)),
     limits,
     sendsInFlight: createTenantCounter(),
@@ -61,11 +61,6 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
     await app.register(routes, dependencies)
   }
   return app
-}
-
-/** The Restate client's options from the config (`exactOptionalPropertyTypes`: an absent field stays absent). */
-function attachOptions(config: GatewayConfig): RestateClientOptions {
-  return config.attachTimeoutMs === undefined ? {} : { attachTimeoutMs: config.attachTimeoutMs }
 }
 
 /** One info line per answered request: method, URL (token redacted), status and time. */

@@ -95,7 +95,7 @@ export interface RestateClientOptions {
    * Longest one attach (`?wait=true`) is held before it is renewed, default and most {@link MAX_ATTACH_TIMEOUT_MS}:
    * an attach sends no headers until the run ends, and Node's `fetch` gives up on headers after 300 s.
    */
-  attachTimeoutMs?: number
+  attachTimeoutMs?: number | undefined
 }
 
 /** The default and longest {@link RestateClientOptions.attachTimeoutMs}: below the 300 s `headersTimeout` of Node's `fetch`. */
