@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { delimiter, dirname, join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 
 const root = join(import.meta.dirname, '..', '..', '..')
 const fixture = join(import.meta.dirname, 'fixtures', 'crash-agent.ts')
@@ -55,5 +56,31 @@ export async function waitForLedger(path: string, predicate: (entries: LedgerEnt
   while (!predicate(readLedger(path))) {
     if (Date.now() > deadline) throw new Error(`ledger condition not met: ${JSON.stringify(readLedger(path))}`)
     await new Promise(resolve => setTimeout(resolve, 20))
+  }
+}
+
+/**
+ * Stops `child` (SIGSTOP) at a moment it holds no write transaction on the sessions file `dbPath`. A process stopped
+ * inside one (its lease heartbeat writes every few ms) keeps SQLite's write lock, so every other process waits its busy
+ * timeout and fails: SQLite's locking, not the takeover a test wants to see. Tries again after a short resume.
+ */
+export async function stopOutsideWrite(child: ChildProcess, dbPath: string): Promise<void> {
+  const probe = new DatabaseSync(dbPath)
+  try {
+    probe.exec('PRAGMA busy_timeout = 0')
+    for (let attempt = 1; ; attempt++) {
+      child.kill('SIGSTOP')
+      try {
+        probe.exec('BEGIN IMMEDIATE')
+        probe.exec('ROLLBACK')
+        return
+      } catch (error) {
+        if (attempt >= 200) throw new Error(`could not stop the fixture outside a write: ${String(error)}`)
+        child.kill('SIGCONT')
+        await new Promise(resolve => setTimeout(resolve, 5))
+      }
+    }
+  } finally {
+    probe.close()
   }
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { HEAL_TEXT, INTERRUPTED_TOOL_TEXT } from 'zidane'
 import type { SessionData } from 'zidane/session'
-import { readLedger, runFixture, startFixture, waitForLedger } from './crash-harness'
+import { readLedger, runFixture, startFixture, stopOutsideWrite, waitForLedger } from './crash-harness'
 import type { LedgerEntry } from './crash-harness'
 import { useTempFiles } from './sqlite-test-helpers'
 
@@ -111,7 +111,7 @@ describe('crash recovery with real processes', () => {
     const env = envFor(session, { ZLEASE: '400', ZHEARTBEAT: '50' })
     const first = startFixture({ ...env, ZSLOW_SAFE: '1200' })
     await waitForLedger(env.ZLEDGER as string, entries => count(entries, 'lookup') === 1)
-    first.child.kill('SIGSTOP')
+    await stopOutsideWrite(first.child, env.ZDB as string)
     await new Promise(resolve => setTimeout(resolve, 600))
     const second = await runFixture({ ...env, ZMODE: 'resume' })
     first.child.kill('SIGCONT')
