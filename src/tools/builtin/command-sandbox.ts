@@ -12,6 +12,14 @@ export interface WrappedCommand {
   release?: () => void
 }
 
+/** Who a confined command runs for and what else of the host it may see. */
+export interface WrapOptions {
+  /** The tenant the command works for: its commands share the tenant's limits. Default: a tenant of its own. */
+  tenant?: string
+  /** Host files or folders the command may read (bound read-only at the same path): the file worker's runtime. */
+  readOnlyPaths?: readonly string[]
+}
+
 /** Wraps a command line so it runs confined: `file` and `args` are what to spawn instead of `bash -c command`. */
 export interface CommandSandbox {
   /** Human-readable name of the mechanism, for logs (`bubblewrap`). */
@@ -19,7 +27,7 @@ export interface CommandSandbox {
   /** What it enforces beyond confinement, for logs and status (`process cap 1024 (cgroup pids.max)`). */
   readonly details?: string
   /** The program and arguments that run `bash -c command` confined to `workspace` (read-write, also the working folder). */
-  wrap(command: string, workspace: string): WrappedCommand
+  wrap(command: string, workspace: string, options?: WrapOptions): WrappedCommand
 }
 
 /** Resource limits applied inside the sandbox with `ulimit` (hard and soft), so a command cannot raise them. */
@@ -71,8 +79,9 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandb
   return {
     name: 'bubblewrap',
     details: `process cap ${maxProcesses} (${processCap})`,
-    wrap: (command, workspace) => {
-      const args = [...baseArguments(), ...(egress?.bwrapArguments() ?? []), '--bind', workspace, workspace, '--chdir', workspace, 'bash', '-c', setup, command]
+    wrap: (command, workspace, wrapOptions = {}) => {
+      const readOnly = (wrapOptions.readOnlyPaths ?? []).flatMap(path => ['--ro-bind', path, path])
+      const args = [...baseArguments(), ...(egress?.bwrapArguments() ?? []), ...readOnly, '--bind', workspace, workspace, '--chdir', workspace, 'bash', '-c', setup, command]
       const cgroup = cgroupRoot === false || cgroupRoot === undefined ? undefined : createPidsCgroup(cgroupRoot, maxProcesses)
       return cgroup === undefined ? { file, args } : { ...insideCgroup(cgroup.path, file, args), release: () => cgroup.release() }
     },

@@ -17,6 +17,8 @@ import { writeFileTool } from './write-file-tool'
 export interface BuiltinToolsOptions {
   root: string
   shell?: ShellToolOptions
+  /** The tenant the workspace belongs to: its tools' processes share the tenant's limits in the sandbox. */
+  tenant?: string
 }
 
 /**

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process'
+import type { ChildProcessByStdio } from 'node:child_process'
+import type { Readable, Writable } from 'node:stream'
 import { randomUUID } from 'node:crypto'
 import { COMMAND_ID_VARIABLE, killCommandProcesses } from './command-registry'
 import type { CommandRegistry } from './command-registry'
-import type { CommandSandbox } from './command-sandbox'
+import type { CommandSandbox, WrapOptions } from './command-sandbox'
 import { createOutputBuffer } from './output-buffer'
 import { processFingerprint } from './process-table'
 
@@ -19,6 +21,10 @@ export interface RunCommandOptions {
   env?: Record<string, string>
   /** Runs the command inside this sandbox, confined to `cwd`. Default: no sandbox. */
   sandbox?: CommandSandbox
+  /** The tenant and the extra read-only paths the sandbox gives the command (see `WrapOptions`). */
+  wrapOptions?: WrapOptions
+  /** Bytes written to the command's standard input, which is then closed. Default: no input (`/dev/null`). */
+  input?: string | Buffer
 }
 
 /** How a command ended. `exitCode` is null when a signal ended it; `error` is set when it could not start. */
@@ -68,9 +74,13 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
   return new Promise(resolve => {
     const id = randomUUID()
     registry?.add(id)
-    const { file, args, release } = options.sandbox ? options.sandbox.wrap(options.command, options.cwd) : { file: 'bash', args: ['-c', options.command], release: undefined }
+    const { file, args, release } = options.sandbox ? options.sandbox.wrap(options.command, options.cwd, options.wrapOptions) : { file: 'bash', args: ['-c', options.command], release: undefined }
     const env = { ...(options.env ?? process.env), [COMMAND_ID_VARIABLE]: id }
-    const child = spawn(file, args, { cwd: options.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env })
+    const stdin = options.input === undefined ? 'ignore' : 'pipe'
+    const child = spawn(file, args, { cwd: options.cwd, detached: true, stdio: [stdin, 'pipe', 'pipe'], env }) as ChildProcessByStdio<Writable | null, Readable, Readable>
+    // A command that exits without reading its input closes the pipe: EPIPE is not the command's failure.
+    child.stdin?.on('error', () => undefined)
+    child.stdin?.end(options.input)
     const group = child.pid
     const command = { group, exited: false }
     commands.set(id, command)
