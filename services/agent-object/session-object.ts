@@ -14,7 +14,8 @@ import { servicesProvider } from '../model-provider'
 import { publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace } from '../workspace'
-import { builtinToolNames, builtinTools, selectToolNames } from '../tool-selection'
+import { builtinToolNames, builtinTools, selectToolNames, shellCapability } from '../tool-selection'
+import { sessionOutputs } from '../session-outputs'
 import type { ShellPolicy } from '../shell-policy'
 import { currentRunSettings, handedDown, runSettingsFor, runToolSet } from '../run-settings'
 import type { RunSettings } from '../run-settings'
@@ -121,7 +122,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
     session,
     ...approvalOptions(ctx, request, settings, outbox),
     steering: inboxSteering(ctx),
-    behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, persistDir: config.persistDir ?? root, maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
+    behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, ...sessionOutputs(config.persistDir, root, shellCapability()), maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   publishAgentDeltas(agent, { sessionKey: ctx.key }, processLiveHub)
   const model = request.model ?? (request.runSettings === 'journaled' ? settings.model : undefined)

@@ -19,7 +19,8 @@ import { servicesProvider } from '../model-provider'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace } from '../workspace'
-import { builtinToolNames, builtinTools, selectToolNames } from '../tool-selection'
+import { builtinToolNames, builtinTools, selectToolNames, shellCapability } from '../tool-selection'
+import { sessionOutputs } from '../session-outputs'
 import { currentRunSettings, handedDown, runToolSet } from '../run-settings'
 import type { RunSettings } from '../run-settings'
 
@@ -98,7 +99,7 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
   })
   const model = request.model ?? request.settings?.model
   const canUseTool = request.settings ? childPermission(request.settings, request.policy) : undefined
-  const agent = createAgent({ provider: servicesProvider(), tools: childTools(request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { persistDir: config.persistDir ?? root, ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
+  const agent = createAgent({ provider: servicesProvider(), tools: childTools(request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...sessionOutputs(config.persistDir, root, shellCapability()), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, processLiveHub)
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}) })

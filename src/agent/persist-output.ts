@@ -1,4 +1,5 @@
-import { mkdir, open } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { lstat, mkdir, open } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ToolResultContent } from '../providers/content'
@@ -14,7 +15,15 @@ const sparePieces: Array<[Buffer, Buffer]> = []
 const SPARE_PAIRS = 2
 
 /**
- * Moves an output over 256 KiB to `<persistDir>/<sessionId>/tool-results/<callId>.txt` and returns a result that
+ * Keeps one large output where the model can read it: writes `content` as the file `name` (`<callId>.txt`,
+ * `<callId>.json`) and returns the path to show the model and the file's size in bytes. The services write into the session's workspace through
+ * its sandboxed file worker, never following a link the tenant planted.
+ */
+export type OutputWriter = (name: string, content: string) => Promise<{ path: string; bytes: number }>
+
+/**
+ * Moves an output over 256 KiB to `<persistDir>/<sessionId>/tool-results/<callId>.txt` (or through `target` when it
+ * is an {@link OutputWriter}) and returns a result that
  * points at it with a preview; smaller outputs and runs without `persistDir` are returned unchanged. Content blocks
  * are measured as JSON: their text goes to the `.txt` file, and when they hold images the whole output also goes to
  * `<callId>.json` (the model gets the pointer, not the images). The files are written before this resolves, so the
@@ -22,17 +31,16 @@ const SPARE_PAIRS = 2
  * file. They are not synced: after an OS crash a committed pointer may name a file that lost its tail (an fsync of
  * 5 MB costs about 4 ms more on the bench machine).
  */
-export async function persistLargeOutput(result: ToolResult, persistDir: string | undefined, sessionId: string, callId: string): Promise<ToolResult> {
-  if (persistDir === undefined) return result
+export async function persistLargeOutput(result: ToolResult, target: string | OutputWriter | undefined, sessionId: string, callId: string): Promise<ToolResult> {
+  if (target === undefined) return result
   const output = result.content
   const measured = typeof output === 'string' ? output : JSON.stringify(output)
   if (!isOverThreshold(measured)) return result
-  const directory = join(persistDir, safeName(sessionId), 'tool-results')
+  const write = typeof target === 'string' ? folderWriter(join(target, safeName(sessionId), 'tool-results')) : target
   const text = typeof output === 'string' ? output : textOf(output)
-  const path = join(directory, `${safeName(callId)}.txt`)
-  const textBytes = await writeTextFile(directory, path, text)
-  const blocksPath = typeof output === 'string' || output.every(block => block.type === 'text') ? undefined : join(directory, `${safeName(callId)}.json`)
-  if (blocksPath !== undefined) await writeTextFile(directory, blocksPath, measured)
+  const { path, bytes: textBytes } = await write(`${safeName(callId)}.txt`, text)
+  const withImages = typeof output !== 'string' && output.some(block => block.type !== 'text')
+  const blocksPath = withImages ? (await write(`${safeName(callId)}.json`, measured)).path : undefined
   const size = typeof output === 'string' ? textBytes : Buffer.byteLength(measured)
   const where = blocksPath === undefined ? path : `${path} (every block, images included: ${blocksPath})`
   const content = `[Output of ${size} bytes persisted to ${where}]\n${text.slice(0, 2000)}\n[… truncated; read the file for the rest]`
@@ -49,17 +57,38 @@ function isOverThreshold(text: string): boolean {
   return Buffer.byteLength(text) > PERSIST_OUTPUT_THRESHOLD_BYTES
 }
 
+/** An {@link OutputWriter} into `directory` (created when missing), returning the file's path. */
+function folderWriter(directory: string): OutputWriter {
+  return async (name, content) => {
+    const path = join(directory, name)
+    return { path, bytes: await writeTextFile(directory, path, content) }
+  }
+}
+
+/** Flags of a persisted file: a link planted in its place is not followed, a FIFO does not block the write. */
+const NEW_FILE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK
+
 /**
- * Writes `text` as UTF-8 to a new file `path` in `directory` (created if missing) and returns its size in bytes. The
- * directory and the file are made while the first piece is encoded; see `writePieces`.
+ * Writes `text` as UTF-8 to a new file `path` in `directory` (created if missing, refused when it is a link) and
+ * returns its size in bytes. The directory and the file are made while the first piece is encoded; see `writePieces`.
  */
 async function writeTextFile(directory: string, path: string, text: string): Promise<number> {
-  const file = mkdir(directory, { recursive: true }).then(() => open(path, 'w'))
+  const file = mkdir(directory, { recursive: true, mode: 0o700 }).then(() => assertRealFolder(directory)).then(() => open(path, NEW_FILE_FLAGS, 0o600)).then(assertRegularFile)
   try {
     return await writePieces(file, text)
   } finally {
     await file.then(async handle => { await handle.close() }, () => undefined)
   }
+}
+
+async function assertRealFolder(directory: string): Promise<void> {
+  if (!(await lstat(directory)).isDirectory()) throw new Error(`${directory} is not a folder (a link or a file is in its place)`)
+}
+
+async function assertRegularFile(handle: FileHandle): Promise<FileHandle> {
+  if ((await handle.stat()).isFile()) return handle
+  await handle.close()
+  throw new Error('a persisted output must be a regular file')
 }
 
 /**

@@ -82,7 +82,7 @@ async function runToolBody(state: RunState, env: ToolExecutionEnv, call: ToolUse
   if (invalid !== undefined) return { content: invalid, isError: true }
   try {
     const result = toToolResult(await tool.execute(call.input, buildToolContext(state, env, call, staged)))
-    const persisted = await persistLargeOutput(result, env.behavior.persistDir, state.sessionId, call.id)
+    const persisted = await persistLargeOutput(result, env.behavior.persistOutput ?? env.behavior.persistDir, state.sessionId, call.id)
     return capToolResult(persisted, env.runtime.defaults.maxToolResultBytes)
   } catch (error) {
     if (env.runtime.isControlError(error)) throw error

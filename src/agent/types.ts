@@ -8,6 +8,7 @@ import type { Session } from '../session/session'
 import type { NewSessionEvent } from '../session/session-events'
 import type { RunStatus, SessionTurn } from '../session/types'
 import type { ToolDef, ToolResult } from '../tools/tool'
+import type { OutputWriter } from './persist-output'
 
 /** How a run ended. `suspended` runs keep their checkpoint and can be resumed by another process. */
 export type AgentRunStatus = 'completed' | 'aborted' | 'timeout' | 'limit' | 'error' | 'suspended'
@@ -54,6 +55,8 @@ export interface AgentBehavior {
   compactBudgetTokens?: number
   /** Directory for tool outputs over 256 KiB (`<persistDir>/<session>/tool-results/<callId>.txt`). Default: none. */
   persistDir?: string
+  /** Writes tool outputs over 256 KiB instead of `persistDir` (the services: into the workspace, through its sandbox). */
+  persistOutput?: OutputWriter
   /** Model id override for every request of the run. */
   model?: string
   maxTokens?: number

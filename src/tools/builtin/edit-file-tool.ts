@@ -1,7 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises'
 import type { ToolDef } from '../tool'
-import { ToolError } from '../tool'
-import { withFsToolError } from './fs-tool-error'
 import { optionalBoolean, requiredString } from './tool-input'
 import type { Workspace } from './workspace'
 
@@ -27,25 +24,9 @@ export function editFileTool(workspace: Workspace): ToolDef {
       },
     },
     isConcurrencySafe: false,
-    execute: async input => {
-      const file = await workspace.resolve(requiredString(input, 'path'))
-      const oldText = requiredString(input, 'oldText')
-      const newText = requiredString(input, 'newText')
-      if (oldText === '') throw new ToolError('oldText must not be empty.', 'invalid_input')
-      const content = await withFsToolError(readFile(file.absolute, 'utf8'), file.relative)
-      const count = countOccurrences(content, oldText)
-      if (count === 0) throw new ToolError(`oldText was not found in ${file.relative}. Read the file and copy the text exactly, including whitespace.`, 'old_text_not_found')
-      const replaceAll = optionalBoolean(input, 'replaceAll') ?? false
-      if (count > 1 && !replaceAll) throw new ToolError(`oldText occurs ${count} times in ${file.relative}. Add surrounding lines to make it unique, or set replaceAll to true.`, 'old_text_ambiguous')
-      await withFsToolError(writeFile(file.absolute, content.split(oldText).join(newText), 'utf8'), file.relative)
-      return `Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${file.relative}.`
+    execute: (input, ctx) => {
+      const edit = { path: requiredString(input, 'path'), oldText: requiredString(input, 'oldText'), newText: requiredString(input, 'newText'), replaceAll: optionalBoolean(input, 'replaceAll') ?? false }
+      return workspace.run({ op: 'edit', ...edit }, ctx.signal)
     },
   }
-}
-
-/** Counts non-overlapping occurrences of `needle` in `haystack`. */
-function countOccurrences(haystack: string, needle: string): number {
-  let count = 0
-  for (let index = haystack.indexOf(needle); index !== -1; index = haystack.indexOf(needle, index + needle.length)) count += 1
-  return count
 }

@@ -1,14 +1,8 @@
-import { stat } from 'node:fs/promises'
 import type { ToolDef } from '../tool'
-import { ToolError } from '../tool'
-import { compileGlob } from './compile-glob'
-import { withFsToolError } from './fs-tool-error'
 import { optionalString, requiredString } from './tool-input'
-import { joinRelative, walkFiles } from './walk-files'
 import type { Workspace } from './workspace'
 
-/** Most paths `glob` returns. */
-export const GLOB_MAX_RESULTS = 1000
+export { GLOB_MAX_RESULTS } from './file-worker/limits'
 
 /**
  * The `glob` tool: files under `path` (default the root) whose path relative to `path` matches `pattern`, one
@@ -31,18 +25,6 @@ export function globTool(workspace: Workspace): ToolDef {
     },
     replay: 'safe',
     isConcurrencySafe: true,
-    execute: async input => {
-      const matcher = compileGlob(requiredString(input, 'pattern'))
-      const base = await workspace.resolve(optionalString(input, 'path') ?? '.')
-      const stats = await withFsToolError(stat(base.absolute), base.relative)
-      if (!stats.isDirectory()) throw new ToolError(`${base.relative} is not a directory.`, 'not_a_directory')
-      const matches: string[] = []
-      for await (const relative of walkFiles(base.absolute)) {
-        if (!matcher.test(relative)) continue
-        if (matches.length === GLOB_MAX_RESULTS) return `${matches.join('\n')}\n[More than ${GLOB_MAX_RESULTS} files match; narrow the pattern.]`
-        matches.push(joinRelative(base.relative, relative))
-      }
-      return matches.length === 0 ? 'No files match.' : matches.join('\n')
-    },
+    execute: (input, ctx) => workspace.run({ op: 'glob', pattern: requiredString(input, 'pattern'), path: optionalString(input, 'path') ?? '.' }, ctx.signal),
   }
 }

@@ -1,12 +1,11 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import type { ToolDef } from '../tool'
-import { ToolError } from '../tool'
-import { fsToolError } from './fs-tool-error'
 import { requiredString } from './tool-input'
 import type { Workspace } from './workspace'
 
-/** The `write_file` tool: writes `content` to a file (UTF-8), replacing it if it exists and creating missing parent directories. */
+/**
+ * The `write_file` tool: writes `content` to a regular file (UTF-8), replacing it if it exists and creating missing
+ * parent directories. Links and every kind of file but a regular one are refused.
+ */
 export function writeFileTool(workspace: Workspace): ToolDef {
   return {
     spec: {
@@ -23,18 +22,6 @@ export function writeFileTool(workspace: Workspace): ToolDef {
       },
     },
     isConcurrencySafe: false,
-    execute: async input => {
-      const file = await workspace.resolve(requiredString(input, 'path'))
-      const content = requiredString(input, 'content')
-      const existing = await stat(file.absolute).catch(() => null)
-      if (existing?.isDirectory() === true) throw new ToolError(`${file.relative} is a directory; cannot write a file there.`, 'not_a_file')
-      try {
-        await mkdir(path.dirname(file.absolute), { recursive: true })
-        await writeFile(file.absolute, content, 'utf8')
-      } catch (error) {
-        throw fsToolError(error, file.relative)
-      }
-      return `Wrote ${Buffer.byteLength(content)} bytes to ${file.relative}.`
-    },
+    execute: (input, ctx) => workspace.run({ op: 'write', path: requiredString(input, 'path'), content: requiredString(input, 'content') }, ctx.signal),
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compileGlob } from '../../../src/tools/builtin/compile-glob'
+import { compileGlob } from '../../../../src/tools/builtin/file-worker/compile-glob'
 
 const matches = (pattern: string, candidate: string): boolean => compileGlob(pattern).test(candidate)
 

@@ -1,0 +1,84 @@
+import { constants } from 'node:fs'
+import { lstat } from 'node:fs/promises'
+import path from 'node:path'
+import { compileGlob } from './compile-glob.ts'
+import { FileToolFailure, failureOf } from './file-tool-failure.ts'
+import { GREP_MAX_FILE_BYTES, GREP_MAX_MATCHES, GREP_MAX_OUTPUT_BYTES } from './limits.ts'
+import { openRegular } from './open-regular.ts'
+import { resolveInside } from './resolve-path.ts'
+import type { ResolvedPath } from './resolve-path.ts'
+import { joinRelative, walkBudget, walkFiles } from './walk-files.ts'
+import type { WalkBudget } from './walk-files.ts'
+
+const MAX_LINE_CHARS = 300
+
+/**
+ * `grep`: lines matching a JavaScript regular expression, as `file:line: text`, in the file or folder `userPath`,
+ * optionally only in files matching `glob`. Binary files and files over 4 MiB are skipped; output is capped. The
+ * worker runs with V8's linear-time engine as the fallback for patterns that backtrack too much, and its process has
+ * a deadline for the patterns that engine cannot run.
+ */
+export async function grepFiles(root: string, userPath: string, pattern: string, glob: string | undefined): Promise<string> {
+  const regex = compileRegex(pattern)
+  const base = await resolveInside(root, userPath)
+  const budget = walkBudget()
+  const output: string[] = []
+  let bytes = 0
+  for await (const target of listTargets(base, glob, budget)) {
+    for (const line of await matchingLines(target, regex)) {
+      bytes += Buffer.byteLength(line) + 1
+      if (output.length === GREP_MAX_MATCHES || bytes > GREP_MAX_OUTPUT_BYTES) return `${output.join('\n')}\n[Output capped; more matches exist. Narrow the pattern, path or glob.]`
+      output.push(line)
+    }
+  }
+  const note = budget.truncated ? `\n[The search stopped after ${budget.entries} entries; narrow the path.]` : ''
+  return output.length === 0 ? `No matches found.${note}` : `${output.join('\n')}${note}`
+}
+
+function compileRegex(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern)
+  } catch (error) {
+    throw new FileToolFailure('invalid_pattern', `Invalid regular expression: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+async function* listTargets(base: ResolvedPath, glob: string | undefined, budget: WalkBudget): AsyncGenerator<ResolvedPath> {
+  const stats = await lstat(base.absolute).catch((error: unknown) => { throw failureOf(error, base.relative) })
+  if (!stats.isDirectory()) { yield base; return }
+  const matches = glob === undefined ? () => true : globFilter(glob)
+  for await (const relative of walkFiles(base.absolute, budget)) {
+    if (matches(relative)) yield { relative: joinRelative(base.relative, relative), absolute: path.join(base.absolute, relative) }
+  }
+}
+
+/** A glob without `/` matches file names at any depth (like ripgrep); one with `/` matches the path relative to the base. */
+function globFilter(glob: string): (relative: string) => boolean {
+  const matcher = compileGlob(glob)
+  return glob.includes('/') ? relative => matcher.test(relative) : relative => matcher.test(relative.slice(relative.lastIndexOf('/') + 1))
+}
+
+async function matchingLines(target: ResolvedPath, regex: RegExp): Promise<string[]> {
+  const content = await readSearchable(target)
+  if (content === null) return []
+  const matches: string[] = []
+  content.split(/\r?\n/).forEach((line, index) => { if (regex.test(line)) matches.push(`${target.relative}:${index + 1}: ${clip(line)}`) })
+  return matches
+}
+
+/** The file's text, or null when it is not a regular file, too large, binary or unreadable. */
+async function readSearchable(target: ResolvedPath): Promise<string | null> {
+  const handle = await openRegular(target, constants.O_RDONLY).catch(() => null)
+  if (handle === null) return null
+  try {
+    if ((await handle.stat()).size > GREP_MAX_FILE_BYTES) return null
+    const buffer = await handle.readFile()
+    return buffer.length > GREP_MAX_FILE_BYTES || buffer.subarray(0, 8192).includes(0) ? null : buffer.toString('utf8')
+  } finally {
+    await handle.close()
+  }
+}
+
+function clip(line: string): string {
+  return line.length <= MAX_LINE_CHARS ? line : `${line.slice(0, MAX_LINE_CHARS)}…`
+}

@@ -1,0 +1,27 @@
+import { lstat, mkdir, realpath } from 'node:fs/promises'
+import path from 'node:path'
+import { FileToolFailure } from './file-tool-failure.ts'
+import { writeWhole } from './write-file.ts'
+
+const SAFE_NAME = /^[A-Za-z0-9_.-]{1,200}$/
+
+/**
+ * Writes a large tool output to `<folder>/<name>` in the workspace and returns the workspace-relative path. Neither
+ * the folder nor the file is followed when it is a link: a tenant who planted `tool-results` (or the file) as a link
+ * gets a refusal, not a write through it.
+ */
+export async function persistOutput(root: string, folder: string, name: string, content: string): Promise<string> {
+  if (!SAFE_NAME.test(folder) || !SAFE_NAME.test(name) || folder.startsWith('.') || name.startsWith('.')) throw new FileToolFailure('invalid_input', 'Invalid name for a persisted output')
+  const realRoot = await realpath(root)
+  const directory = path.join(realRoot, folder)
+  await ensureRealFolder(directory, folder)
+  const relative = `${folder}/${name}`
+  await writeWhole({ absolute: path.join(directory, name), relative }, content)
+  return relative
+}
+
+async function ensureRealFolder(directory: string, folder: string): Promise<void> {
+  await mkdir(directory, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'EEXIST') throw error })
+  const stats = await lstat(directory)
+  if (!stats.isDirectory()) throw new FileToolFailure('not_a_directory', `${folder} in the workspace is not a folder (a link or a file is in its place); the output cannot be kept there`)
+}
