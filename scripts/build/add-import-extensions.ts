@@ -12,6 +12,8 @@ const SPECIFIER = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.{1,2}\/[^'"]
 /** The specifier with the extension Node needs, or unchanged when it already names a file. */
 export function resolveSpecifier(fromFile: string, specifier: string): string {
   if (/\.(js|json|mjs|cjs)$/.test(specifier)) return specifier
+  // tsc rewrites `./x.ts` (the file worker's imports) in the JavaScript it emits, not in declarations.
+  if (specifier.endsWith('.ts') && !specifier.endsWith('.d.ts')) return `${specifier.slice(0, -3)}.js`
   const target = resolve(dirname(fromFile), specifier)
   if (existsSync(`${target}.js`) || existsSync(`${target}.d.ts`)) return `${specifier}.js`
   if (existsSync(join(target, 'index.js')) || existsSync(join(target, 'index.d.ts'))) return `${specifier}/index.js`

@@ -9,7 +9,8 @@ type Directive = { tool: string; calls: JsonObject[]; label: string }
 /**
  * The deterministic demo model `npm start` uses without an API key. Directives, one per line of the prompt:
  * `ask: <question>`, `spawn: <task> | <task>`, `shell: <command>`, `write: <path> <content>`, `read: <path>`,
- * `list: <path>`, `todo: <item> | <item>` (todowrite), `todos:` (todoread), `fail: <message>` (the services' demo tool `fail`); each becomes a turn of tool calls, then a
+ * `list: <path>`, `todo: <item> | <item>` (todowrite), `todos:` (todoread), `fail: <message>` (the services' demo tool `fail`),
+ * `tool: <name> <json>` (any tool with that input; a JSON array calls it once per element in one turn); each becomes a turn of tool calls, then a
  * final turn summarizes the results. Anything else is echoed. Text streams word by word, `tokenDelayMs` apart (default 0).
  */
 export function demoProvider(options: { model?: string; delayMs?: number; tokenDelayMs?: number } = {}): Provider {
@@ -66,7 +67,7 @@ function textOfMessage(message: Message | undefined): string {
 
 function parseDirectives(prompt: string): Directive[] {
   return prompt.split('\n').map(line => line.trim()).flatMap(line => {
-    const match = /^(ask|spawn|shell|write|read|list|todo|todos|fail):\s*(.*)$/i.exec(line)
+    const match = /^(ask|spawn|shell|write|read|list|todo|todos|fail|tool):\s*(.*)$/i.exec(line)
     if (!match) return []
     return [toDirective((match[1] ?? '').toLowerCase(), match[2] ?? '')]
   })
@@ -85,8 +86,33 @@ function toDirective(verb: string, rest: string): Directive {
     case 'todo': return { tool: 'todowrite', calls: [{ todos: rest.split('|').map(item => item.trim()).filter(Boolean).map(content => ({ content, status: 'pending' })) }], label: 'todowrite' }
     case 'todos': return { tool: 'todoread', calls: [{}], label: 'todoread' }
     case 'fail': return { tool: 'fail', calls: [{ message: rest || 'failed on purpose' }], label: 'fail' }
+    case 'tool': return anyToolDirective(rest)
     default: return { tool: 'list_files', calls: [{ path: rest || '.' }], label: 'list_files' }
   }
+}
+
+/**
+ * `tool: <name> <json>`: one call of any tool with the JSON object as its input, or one call per element when the JSON
+ * is an array of objects (called together in one turn). Input that is not JSON is passed on as `{ "input": <text> }`,
+ * so the tool's own validation answers it.
+ */
+function anyToolDirective(rest: string): Directive {
+  const space = rest.search(/\s/)
+  const name = space === -1 ? rest : rest.slice(0, space)
+  const json = space === -1 ? '{}' : rest.slice(space + 1).trim()
+  return { tool: name, calls: toolInputs(json), label: name }
+}
+
+function toolInputs(json: string): JsonObject[] {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(json)
+  } catch {
+    return [{ input: json }]
+  }
+  const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value)
+  if (Array.isArray(parsed) && parsed.length > 0 && parsed.every(isObject)) return parsed
+  return isObject(parsed) ? [parsed] : [{ input: json }]
 }
 
 function summarize(afterPrompt: readonly Message[], directives: readonly Directive[]): string {

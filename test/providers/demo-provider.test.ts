@@ -34,6 +34,13 @@ describe('the demo model', () => {
     expect(stats.text).toContain('from-shell')
   })
 
+  it('calls any tool with a JSON input, once per element of a JSON array in one turn, and passes non-JSON on for the tool to refuse', async () => {
+    const stats = await demoAgent(sandbox.root).run({ prompt: 'tool: write_file {"path":"a.txt","content":"from-json"}\ntool: read_file [{"path":"a.txt"},{"path":"a.txt","limit":1}]\ntool: glob not json' })
+    expect(stats.turns).toBe(4)
+    expect(stats.text.match(/from-json/g)?.length).toBe(2)
+    expect(stats.text).toMatch(/pattern/)
+  })
+
   it('spawns one child per task in a single turn and summarizes their answers', async () => {
     const agent = demoAgent(sandbox.root)
     const started: string[] = []
