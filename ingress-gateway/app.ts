@@ -16,7 +16,8 @@ import { sessionMessageRoutes } from './routes/session-messages'
 import { sessionPromptRoutes } from './routes/session-prompts'
 import { sessionRoutes } from './routes/sessions'
 import { recordRoutes } from './route-table'
-import { createRateLimiter, createTenantCounter, DEFAULT_TENANT_LIMITS } from './tenant-limits'
+import { createRunAdmission } from './run-admission'
+import { createRateLimiter, DEFAULT_TENANT_LIMITS } from './tenant-limits'
 import { installValidation } from './validation'
 
 /**
@@ -49,12 +50,13 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
   app.decorateRequest('tenant', '')
   await registerOpenApi(app, config)
   const limits = { ...DEFAULT_TENANT_LIMITS, ...config.limits }
+  const restate = createRestateClient({ ingressUrl: config.restateIngressUrl, adminUrl: config.restateAdminUrl }, { attachTimeoutMs: config.attachTimeoutMs })
   const dependencies: RouteDependencies = {
     config,
-    restate: createRestateClient({ ingressUrl: config.restateIngressUrl, adminUrl: config.restateAdminUrl }, { attachTimeoutMs: config.attachTimeoutMs }),
+    restate,
     auth: createAuth(config, createRateLimiter(limits)),
     limits,
-    sendsInFlight: createTenantCounter(),
+    runs: createRunAdmission(restate, limits.maxConcurrentRuns),
     live: config.live ? createLiveDeltas(config.live) : NO_LIVE_DELTAS,
   }
   for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes]) {

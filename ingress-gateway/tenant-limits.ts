@@ -2,7 +2,7 @@ import { GatewayError } from './errors'
 
 /** Per-tenant (per API key) limits of the gateway; see the README's configuration table. */
 export interface TenantLimits {
-  /** Runs (running or queued prompts) a tenant may have at once; more get 429 `too_many_runs`. */
+  /** Runs (running or queued prompts, and steering that starts a run) a tenant may have at once; more get 429 `too_many_runs`. */
   maxConcurrentRuns: number
   /** Event streams a tenant may hold open at once; more get 429 `too_many_streams`. */
   maxEventStreams: number
@@ -48,7 +48,7 @@ export function createRateLimiter(limits: Pick<TenantLimits, 'requestsPerSecond'
   }
 }
 
-/** Counts something a tenant holds (open streams, sends in flight): `acquire` returns the release function. */
+/** Counts something a tenant holds (open streams): `acquire` returns the release function. */
 export interface TenantCounter {
   count(tenant: string): number
   acquire(tenant: string): () => void

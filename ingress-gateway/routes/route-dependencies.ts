@@ -2,7 +2,8 @@ import type { GatewayAuth } from '../auth'
 import type { GatewayConfig } from '../config'
 import type { LiveDeltas } from '../live-deltas'
 import type { RestateClient } from '../restate-client'
-import type { TenantCounter, TenantLimits } from '../tenant-limits'
+import type { RunAdmission } from '../run-admission'
+import type { TenantLimits } from '../tenant-limits'
 
 /** What every route plugin receives from `buildGateway`. */
 export interface RouteDependencies {
@@ -11,8 +12,8 @@ export interface RouteDependencies {
   auth: GatewayAuth
   /** The per-tenant limits in force (defaults filled in). */
   limits: TenantLimits
-  /** Prompt sends in flight per tenant: counted with Restate's unfinished invocations, so a burst cannot overshoot. */
-  sendsInFlight: TenantCounter
+  /** Admits prompts and steering that start runs against the per-key cap of runs, and checks reused idempotency keys. */
+  runs: RunAdmission
   /** The services' live deltas (`model:delta`, `model:superseded`) for the event stream. */
   live: LiveDeltas
 }

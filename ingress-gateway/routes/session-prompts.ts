@@ -3,10 +3,11 @@ import type { PromptToolPolicy, SessionRunRequest, SessionRunResult } from '../.
 import { SESSION_SERVICE } from '../../services/contract'
 import { watchClient } from '../client-watch'
 import { GatewayError, RestateCallError } from '../errors'
-import type { RestateClient, SendResult } from '../restate-client'
-import { objectLockHolder, unfinishedInvocationCount } from '../restate-queries'
+import { bodyFingerprint } from '../idempotency'
+import type { RestateClient } from '../restate-client'
+import { objectLockHolder } from '../restate-queries'
+import { sendAdmitted } from '../run-admission'
 import { bearerSecurity, errorResponses, querySchema, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
-import { BUSY_RETRY_AFTER_SECONDS, type TenantCounter } from '../tenant-limits'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
 
@@ -24,12 +25,6 @@ const toolList = {
   items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
 } as const
 
-/**
- * The session handlers that run the agent, counted against `maxConcurrentRuns`: `run`, and `deliver` (it runs the
- * steered messages no run took). The shared reads (`get`, `invocation`, `pending`) are no runs.
- */
-const SESSION_RUN_HANDLERS = ['run', 'deliver'] as const
-
 const QUEUED_NOTE = 'Another run of this session is in progress; this prompt is queued and starts when that run ends.'
 
 const schema = {
@@ -44,7 +39,7 @@ const schema = {
   headers: {
     type: 'object',
     properties: {
-      'idempotency-key': { type: 'string', minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$', description: 'Printable ASCII. Repeating a request with the same key starts the run only once (kept 1 day).' },
+      'idempotency-key': { type: 'string', minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$', description: 'Printable ASCII. Repeating a request with the same key and body starts the run only once (kept 1 day); the same key with another body gets 422 `idempotency_key_reused`.' },
     },
   },
   body: {
@@ -88,7 +83,7 @@ const schema = {
 } as const
 
 /** `POST /v1/sessions/:sessionId/prompts`: start (or queue) a run; optionally wait for its result. */
-export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, limits, sendsInFlight }) => {
+export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, runs }) => {
   app.post<{ Params: SessionParams; Body: PromptBody; Querystring: { wait?: boolean }; Headers: { 'idempotency-key'?: string } }>(
     '/v1/sessions/:sessionId/prompts',
     { onRequest: auth.requireApiKey, schema },
@@ -98,7 +93,8 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
       // Watched from the start: a client that leaves during the send is not waited for (the run goes on).
       const client = watchClient(reply)
       try {
-        const sent = await sendWithinLimit(restate, key, request.tenant, request.body, request.headers['idempotency-key'], { sendsInFlight, maxConcurrentRuns: limits.maxConcurrentRuns })
+        const claim = { tenant: request.tenant, kind: 'run', sessionKey: key, clientKey: request.headers['idempotency-key'], fingerprint: bodyFingerprint(request.body) } as const
+        const sent = await sendAdmitted(runs, claim, idempotencyKey => restate.sendRun(key, runRequest(request.body), idempotencyKey))
         if (request.query.wait === true) {
           if (client.signal.aborted) return reply.hijack()
           const result = await attachRun(restate, sent.invocationId, client.signal)
@@ -111,34 +107,6 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
       }
     },
   )
-}
-
-/** The tenant's prompt sends in flight and its cap of runs, for {@link sendWithinLimit}. */
-interface RunLimit {
-  sendsInFlight: TenantCounter
-  maxConcurrentRuns: number
-}
-
-/** Sends the run of session `key` once {@link checkConcurrentRuns} lets it, counted among the tenant's sends in flight meanwhile. */
-async function sendWithinLimit(restate: RestateClient, key: string, tenant: string, body: PromptBody, idempotencyKey: string | undefined, limit: RunLimit): Promise<SendResult> {
-  const release = limit.sendsInFlight.acquire(tenant)
-  try {
-    await checkConcurrentRuns(restate, tenant, limit.sendsInFlight.count(tenant) - 1, limit.maxConcurrentRuns)
-    return await restate.sendRun(key, runRequest(body), idempotencyKey)
-  } finally {
-    release()
-  }
-}
-
-/**
- * Refuses a new run (429 `too_many_runs`) when the tenant's unfinished runs in Restate plus its other sends in flight
- * reach `max`. When the admin API does not answer only the sends in flight are counted: the prompt is not refused
- * for an outage of the admin API.
- */
-async function checkConcurrentRuns(restate: RestateClient, tenant: string, otherSends: number, max: number): Promise<void> {
-  const unfinished = await unfinishedInvocationCount(restate, SESSION_SERVICE, SESSION_RUN_HANDLERS, sessionKey(tenant, '')).catch(() => 0)
-  if (unfinished + otherSends < max) return
-  throw new GatewayError('too_many_runs', `this API key already has ${max} runs running or queued; wait for one to end`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
 }
 
 /**

@@ -33,6 +33,8 @@ export interface TestStackOptions {
    * tenants, and `shell` runs only in the sandbox.
    */
   tenants?: 1 | 2
+  /** More API keys the gateway serves after the two (each a tenant), for tests of many tenants at once. */
+  extraApiKeys?: readonly string[]
 }
 
 /** End-to-end tests poll the gateway fast with one key: the per-key rate limit is tested in the gateway's own tests. */
@@ -55,7 +57,7 @@ export async function startTestStack(env: Record<string, string> = {}, options: 
 async function startTestStackOnce(env: Record<string, string>, options: TestStackOptions): Promise<TestStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'zidane-e2e-'))
   const apiKeys: [string, string] = ['tenant-a-key-0123456789', 'tenant-b-key-0123456789']
-  const served = options.tenants === 1 ? apiKeys[0] : apiKeys.join(',')
+  const served = options.tenants === 1 ? apiKeys[0] : [...apiKeys, ...(options.extraApiKeys ?? [])].join(',')
   const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: served, ...(await freeStackPortsEnv()) })
   const fatal: string[] = []
   const output: string[] = []

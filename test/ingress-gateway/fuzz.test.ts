@@ -49,7 +49,7 @@ const EMPTY_TOTALS = { usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens
 /** Rows of the admin API's SQL: the session's lock is held (so a cancel finds a run), nothing else is known. */
 function sqlRows(query: string): unknown[] {
   if (query.includes('FROM sys_keyed_service_status ')) return [{ invocation_id: 'inv_run' }]
-  if (query.includes('FROM sys_invocation ') && query.includes('count(*)')) return [{ unfinished: 0 }]
+  if (query.includes('FROM sys_invocation ') && query.includes('idempotency_key')) return []
   if (query.includes('FROM sys_invocation ')) return [{ status: 'running' }]
   if (query.includes(`service_name = '${RESUMER_SERVICE}'`)) return [{ value_utf8: JSON.stringify({ sessionKey: sessionKey(tenantOf(KEY_A), 's1') }) }]
   return []

@@ -1,34 +1,12 @@
 import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import { createRateLimiter } from '../../ingress-gateway/tenant-limits'
-import { startFakeRestate, type FakeRestate, type RecordedRequest } from './helpers/fake-restate'
+import { fakeInvocations, type FakeInvocation, type FakeInvocations } from './helpers/fake-invocations'
+import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
 import { bearer, KEY_A, KEY_B, testGateway } from './helpers/gateway'
 
 const TENANT_A = tenantOf(KEY_A)
-const SESSION_A = `/session/${encodeURIComponent(sessionKey(TENANT_A, 's1'))}`
-
-/** One unfinished invocation of the tenant's sessions in the fake `sys_invocation` table. */
-type UnfinishedInvocation = { handler: string }
-
-/**
- * Answers the admin API's count of unfinished invocations over `invocations`, honouring the query's
- * `target_handler_name IN (…)` filter (without one every invocation counts); other SQL gets no rows.
- */
-function unfinishedOf(invocations: UnfinishedInvocation[]) {
-  return (request: RecordedRequest) => {
-    const { query } = request.body as { query: string }
-    if (!query.includes('FROM sys_invocation ')) return { status: 200, body: { rows: [] } }
-    const listed = /target_handler_name IN \(([^)]*)\)/.exec(query)?.[1]?.split(',').map((name) => name.trim().replace(/^'|'$/g, ''))
-    const unfinished = invocations.filter((invocation) => listed === undefined || listed.includes(invocation.handler)).length
-    return { status: 200, body: { rows: [{ unfinished }] } }
-  }
-}
-
-/** `unfinished` runs in flight (`session/<key>/run`). */
-function unfinishedRuns(unfinished: number) {
-  return unfinishedOf(Array.from({ length: unfinished }, () => ({ handler: 'run' })))
-}
 
 describe('rate limit per API key (token bucket)', () => {
   it('answers 429 rate_limited with Retry-After once the burst is spent, for that key only', async () => {
@@ -57,65 +35,84 @@ describe('rate limit per API key (token bucket)', () => {
 
 describe('concurrent runs per API key', () => {
   let restate: FakeRestate
+  let table: FakeInvocations
   let app: FastifyInstance
-  beforeAll(async () => {
+  beforeEach(async () => {
     restate = await startFakeRestate()
+    table = fakeInvocations(restate)
     app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, limits: { maxConcurrentRuns: 2 } })
   })
-  afterAll(async () => {
+  afterEach(async () => {
     await app.close()
     await restate.close()
   })
+  const prompt = (sessionId: string, key = KEY_A) => app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/prompts`, payload: { prompt: 'hi' }, headers: bearer(key) })
+  const steer = (sessionId: string) => app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/messages`, payload: { text: 'and also' }, headers: bearer(KEY_A) })
+  const run = (sessionId: string, status = 'suspended', handler = 'run'): FakeInvocation => ({ id: `inv_${sessionId}_${handler}`, service: 'session', handler, sessionKey: sessionKey(TENANT_A, sessionId), status })
+  const sends = () => restate.requests.filter((request) => request.path.endsWith('/send'))
 
-  it("counts the key's unfinished runs in Restate and answers 429 too_many_runs at the limit", async () => {
-    restate.on(`POST ${SESSION_A}/run/send`, { status: 202, body: { invocationId: 'inv_1', status: 'Accepted' } })
-    restate.on('POST /admin/query', unfinishedRuns(1))
-    restate.requests.length = 0
-    expect((await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })).statusCode).toBe(202)
-    const count = restate.requests.map((request) => (request.body as { query?: string } | undefined)?.query ?? '').find((query) => query.includes('sys_invocation'))
-    expect(count).toContain(`target_service_key LIKE '${TENANT_A}~%'`)
-    restate.on('POST /admin/query', unfinishedRuns(2))
-    restate.requests.length = 0
-    const refused = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })
+  it("counts the key's unfinished runs in Restate and answers 429 too_many_runs with Retry-After at the limit, for that key only", async () => {
+    table.rows.push(run('s1'), run('s2', 'completed'))
+    expect((await prompt('s2')).statusCode).toBe(202)
+    const query = restate.requests.map((request) => (request.body as { query?: string } | undefined)?.query ?? '').find((sql) => sql.includes('sys_invocation'))
+    expect(query).toContain(`target_service_key LIKE '${TENANT_A}~%'`)
+    const refused = await app.inject({ method: 'POST', url: '/v1/sessions/s3/prompts?wait=true', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })
+    expect(refused.statusCode).toBe(429)
+    expect(refused.headers['retry-after']).toBe('5')
+    expect(refused.json()).toEqual({ error: { code: 'too_many_runs', message: expect.stringContaining('already has 2 runs') } })
+    expect(sends()).toHaveLength(1)
+    expect((await prompt('s1', KEY_B)).statusCode).toBe(202)
+  })
+
+  it('counts a run once while its send is in flight and Restate already shows it: two waves of a burst of exactly the cap are all taken', async () => {
+    await app.close()
+    app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, limits: { maxConcurrentRuns: 20 } })
+    let release!: () => void
+    table.behaviour.hold = new Promise<void>((resolve) => { release = resolve })
+    const first = Array.from({ length: 10 }, (_, index) => prompt(`a${index}`))
+    await vi.waitFor(() => expect(table.sentKeys).toHaveLength(10))
+    // Restate shows the first ten while their sends have not answered yet: each must count once.
+    const second = Array.from({ length: 10 }, (_, index) => prompt(`b${index}`))
+    const secondDone = Promise.all(second)
+    await Promise.race([secondDone, vi.waitFor(() => expect(table.sentKeys).toHaveLength(20))])
+    release()
+    const statuses = (await Promise.all([...first, ...second])).map((response) => response.statusCode)
+    expect(statuses.filter((status) => status !== 202)).toEqual([])
+    expect((await prompt('past')).statusCode).toBe(429)
+  })
+
+  it('counts a deliver queued behind a run as no extra run, a running one as a run', async () => {
+    table.rows.push(run('s1', 'running'), run('s1', 'pending', 'deliver'))
+    expect((await prompt('s2')).statusCode).toBe(202)
+    table.rows.push(run('s3', 'running', 'deliver'))
+    expect((await prompt('s4')).statusCode).toBe(429)
+  })
+
+  it('refuses steering that would start a run past the cap (429, nothing sent), and takes steering of a busy session', async () => {
+    table.rows.push(run('s1'), run('s2'))
+    const refused = await steer('idle')
     expect(refused.statusCode).toBe(429)
     expect(refused.headers['retry-after']).toBe('5')
     expect(refused.json()).toMatchObject({ error: { code: 'too_many_runs' } })
-    expect(restate.requests.filter((request) => request.path.endsWith('/run/send'))).toEqual([])
+    expect(sends()).toEqual([])
+    expect((await steer('s1')).statusCode).toBe(202)
   })
 
-  it('counts the run handlers only: reads left unfinished (get, invocation, pending) are no runs, deliveries are', async () => {
-    restate.on(`POST ${SESSION_A}/run/send`, { status: 202, body: { invocationId: 'inv_1', status: 'Accepted' } })
-    restate.on('POST /admin/query', unfinishedOf([{ handler: 'run' }, { handler: 'get' }, { handler: 'invocation' }, { handler: 'pending' }, { handler: 'get' }]))
-    expect((await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })).statusCode).toBe(202)
-    restate.on('POST /admin/query', unfinishedOf([{ handler: 'run' }, { handler: 'deliver' }, { handler: 'get' }]))
-    const refused = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })
-    expect(refused.statusCode).toBe(429)
-    expect(refused.json()).toMatchObject({ error: { code: 'too_many_runs' } })
-  })
-
-  it('counts the sends in flight too, so a burst cannot overshoot', async () => {
-    restate.on('POST /admin/query', unfinishedRuns(0))
-    let arrived!: () => void
-    const firstArrived = new Promise<void>((resolve) => { arrived = resolve })
+  it('counts steering of an idle session as a run while its send is in flight, and a burst of it to one session as one run', async () => {
+    table.rows.push(run('s1'))
     let release!: () => void
-    const held = new Promise<void>((resolve) => { release = resolve })
-    restate.on(`POST ${SESSION_A}/run/send`, async () => {
-      arrived()
-      await held
-      return { status: 202, body: { invocationId: 'inv_1', status: 'Accepted' } }
-    })
-    const sends = [0, 1].map(async () => app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'hi' }, headers: bearer(KEY_A) }))
-    await firstArrived
-    const third = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })
+    table.behaviour.hold = new Promise<void>((resolve) => { release = resolve })
+    const steering = [steer('idle'), steer('idle'), steer('idle')]
+    await vi.waitFor(() => expect(table.sentKeys).toHaveLength(3))
+    expect((await prompt('s2')).statusCode).toBe(429)
     release()
-    const statuses = [(await sends[0])?.statusCode, (await sends[1])?.statusCode, third.statusCode].sort()
-    expect(statuses).toEqual([202, 202, 429])
+    expect((await Promise.all(steering)).map((response) => response.statusCode)).toEqual([202, 202, 202])
+    expect((await prompt('s2')).statusCode).toBe(429)
   })
 
   it('does not refuse a prompt when the admin API does not answer', async () => {
     restate.on('POST /admin/query', { status: 500, body: { message: 'down' } })
-    restate.on(`POST ${SESSION_A}/run/send`, { status: 202, body: { invocationId: 'inv_1', status: 'Accepted' } })
-    expect((await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })).statusCode).toBe(202)
+    expect((await prompt('s1')).statusCode).toBe(202)
   })
 })
 

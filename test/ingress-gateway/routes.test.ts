@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { QuestionRecord, QuestionTombstone, SessionRunResult, SessionView } from '../../services/contract'
 import { signAnswerToken } from '../../ingress-gateway/answer-token'
+import { bodyFingerprint, restateIdempotencyKey } from '../../ingress-gateway/idempotency'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import { startFakeRestate, type FakeResponse, type FakeRestate, type RecordedRequest } from './helpers/fake-restate'
 import { bearer, KEY_A, KEY_B, testConfig, testGateway } from './helpers/gateway'
@@ -72,7 +73,8 @@ describe('routes against a stand-in Restate', () => {
       expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_2', queued: false })
       const send = restate.requests.find((request) => request.path.endsWith('/run/send'))
       expect(send?.body).toEqual({ prompt: 'hello', maxTurns: 3, eventRecording: 'outbox', runSettings: 'journaled' })
-      expect(send?.headers['idempotency-key']).toBe('idem-1')
+      // The body's fingerprint is folded into the key: the same key with another body is told apart (422).
+      expect(send?.headers['idempotency-key']).toBe(restateIdempotencyKey('idem-1', bodyFingerprint({ prompt: 'hello', maxTurns: 3 })))
       // No handler runs before the send: a prompt is taken while the services are down.
       expect(restate.requests.filter((request) => request.path.startsWith('/session/')).map((request) => request.path)).toEqual([`${SESSION_PATH}/run/send`])
       for (const request of restate.requests) {
