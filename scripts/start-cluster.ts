@@ -1,6 +1,7 @@
 import { loadClusterConfig } from './cluster/cluster-config'
 import { startCluster } from './cluster/start-cluster'
 import type { RunningCluster } from './cluster/start-cluster'
+import { apiKeyBanner } from './stack/start-banner'
 import type { ProcessHandle } from './stack/supervisor'
 
 /** `npm run start:cluster`: a 3-node Restate cluster, two services replicas and two gateways on this machine, supervised, until Ctrl-C. */
@@ -30,14 +31,13 @@ async function main(): Promise<void> {
     return shutdown(1).then(() => undefined)
   })
   if (!cluster) return
-  const key = config.gatewayApiKeys.split(',')[0] ?? ''
-  const auth = key ? ` -H "Authorization: Bearer ${key}"` : ''
+  const { line, auth } = apiKeyBanner(config.gatewayApiKeys, config.generatedKey ? `${config.dataDir}/gateway-api-key` : undefined)
   console.log([
     '',
     `zidane cluster is up. Gateway: ${cluster.gatewayUrl} (balanced over ${config.gatewayPorts.map(port => `:${port}`).join(', ')})`,
     `Restate nodes: ${config.nodes.map((node, index) => `node-${index + 1} ingress :${node.ingressPort} admin :${node.adminPort}`).join('; ')}`,
     `Services replicas: ${config.servicesPorts.map(port => `:${port}`).join(', ')} behind :${config.front.servicesPort}; workspaces in ${config.workspaceRoot}`,
-    key ? `API key${config.generatedKey ? ` (kept in ${config.dataDir}/gateway-api-key)` : ''}: ${key}` : 'Open dev mode: no API key required.',
+    line,
     '',
     'Try:',
     `  curl -s -X POST "${cluster.gatewayUrl}/v1/sessions/demo/prompts?wait=true"${auth} -H "content-type: application/json" -d '{"prompt":"write: hello.txt Hello\\nread: hello.txt"}'`,

@@ -1,7 +1,7 @@
 import { join, relative } from 'node:path'
 import { loadStackConfig } from './stack/stack-config'
+import { startBanner } from './stack/start-banner'
 import { startStack } from './stack/start-stack'
-import type { RunningStack } from './stack/start-stack'
 import type { ProcessHandle } from './stack/supervisor'
 
 /** `npm start`: the whole stack on one machine, supervised, until Ctrl-C. */
@@ -33,24 +33,12 @@ async function main(): Promise<void> {
     return shutdown(1).then(() => undefined)
   })
   if (!stack) return
-  printBanner(stack, config.gatewayApiKeys, config.generatedKey ? relative(process.cwd(), join(config.dataDir, 'gateway-api-key')) || undefined : undefined, process.env.ANTHROPIC_API_KEY ? 'Anthropic' : 'the deterministic demo model (set ANTHROPIC_API_KEY for Claude)')
-}
-
-/** The start-up banner; `keyFile` names where a generated key is kept (relative to the current folder). */
-function printBanner(stack: RunningStack, keys: string, keyFile: string | undefined, model: string): void {
-  const key = keys.split(',')[0] ?? ''
-  const auth = key ? ` -H "Authorization: Bearer ${key}"` : ''
-  console.log([
-    '',
-    `zidane is up. Gateway: ${stack.gatewayUrl}  (OpenAPI: ${stack.gatewayUrl}/docs)`,
-    key ? `API key${keyFile ? ` (kept in ${keyFile})` : ''}: ${key}` : 'Open dev mode: no API key required.',
-    `Model: ${model}`,
-    '',
-    'Try:',
-    `  curl -s -X POST "${stack.gatewayUrl}/v1/sessions/demo/prompts?wait=true"${auth} -H "content-type: application/json" -d '{"prompt":"write: hello.txt Hello\\nread: hello.txt"}'`,
-    `  curl -s ${stack.gatewayUrl}/v1/sessions/demo${auth}`,
-    '',
-  ].join('\n'))
+  console.log(startBanner({
+    gatewayUrl: stack.gatewayUrl,
+    gatewayApiKeys: config.gatewayApiKeys,
+    keyFile: config.generatedKey ? relative(process.cwd(), join(config.dataDir, 'gateway-api-key')) || undefined : undefined,
+    model: process.env.ANTHROPIC_API_KEY ? 'Anthropic' : 'the deterministic demo model (set ANTHROPIC_API_KEY for Claude)',
+  }))
 }
 
 await main()
