@@ -51,7 +51,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions, workspace: Work
     todoReadTool(todoFallback),
     writeFileTool(workspace),
     editFileTool(workspace),
-    shellTool(workspace, options.shell ?? {}),
+    shellTool(workspace, options.tenant === undefined ? (options.shell ?? {}) : { ...options.shell, tenant: options.tenant }),
     todoWriteTool(todoFallback),
   ]
 }

@@ -1,7 +1,9 @@
 import type { ToolDef, ToolResult } from '../tool'
 import { optionalInteger, requiredString } from './tool-input'
 import type { CommandSandbox } from './command-sandbox'
-import type { CommandOutcome } from './run-command'
+import { watchWorkspaceQuota } from './quota-watch'
+import type { QuotaWatch } from './quota-watch'
+import type { CommandOutcome, RunCommandOptions } from './run-command'
 import { runCommand } from './run-command'
 import { toolEnvironment } from './tool-environment'
 import type { Workspace } from './workspace'
@@ -20,6 +22,8 @@ export interface ShellToolOptions {
   sandbox?: CommandSandbox
   /** Host variables passed to commands besides PATH, LANG and TERM (HOME is the workspace). Default: none. */
   passEnv?: readonly string[]
+  /** The tenant the workspace belongs to: its commands share the tenant's limits in the sandbox. Default: none (a tenant of its own per command). */
+  tenant?: string
 }
 
 /** Default `shell` timeout. */
@@ -57,19 +61,41 @@ export function shellTool(workspace: Workspace, options: ShellToolOptions = {}):
       const command = requiredString(input, 'command')
       const timeoutMs = optionalInteger(input, 'timeoutMs', 1, maxTimeoutMs) ?? defaultTimeoutMs
       const cwd = (await workspace.resolve('.')).absolute
-      const run = { command, cwd, timeoutMs, maxOutputBytes, signal: ctx.signal, env: toolEnvironment(cwd, options.passEnv), ...(options.sandbox ? { sandbox: options.sandbox } : {}) }
-      const outcome = await runCommand(options.killGraceMs === undefined ? run : { ...run, killGraceMs: options.killGraceMs })
-      return formatOutcome(outcome, timeoutMs)
+      const stop = new AbortController()
+      const run: RunCommandOptions = { command, cwd, timeoutMs, maxOutputBytes, signal: AbortSignal.any([ctx.signal, stop.signal]), env: toolEnvironment(cwd, options.passEnv), ...sandboxOptions(options) }
+      const watch = await quotaWatch(options, cwd, () => stop.abort())
+      const outcome = await runCommand(options.killGraceMs === undefined ? run : { ...run, killGraceMs: options.killGraceMs }).finally(() => watch?.stop())
+      return formatOutcome(outcome, timeoutMs, { exceeded: watch?.exceeded, quotaBytes: options.sandbox?.workspaceQuotaBytes })
     },
   }
 }
 
-function formatOutcome(outcome: CommandOutcome, timeoutMs: number): ToolResult {
-  const sections = [statusLine(outcome, timeoutMs)]
+function sandboxOptions(options: ShellToolOptions): Pick<RunCommandOptions, 'sandbox' | 'wrapOptions'> {
+  if (options.sandbox === undefined) return {}
+  return { sandbox: options.sandbox, wrapOptions: options.tenant === undefined ? {} : { tenant: options.tenant } }
+}
+
+/** With a sandbox that has a workspace quota, a watch that stops the command once the workspace passes it. */
+async function quotaWatch(options: ShellToolOptions, cwd: string, stop: () => void): Promise<QuotaWatch | undefined> {
+  const quotaBytes = options.sandbox?.workspaceQuotaBytes
+  return quotaBytes === undefined ? undefined : watchWorkspaceQuota(cwd, quotaBytes, stop)
+}
+
+/** Why the workspace quota stopped the command (`exceeded`), and the quota the sandbox enforces. */
+interface QuotaOutcome {
+  exceeded: string | undefined
+  quotaBytes: number | undefined
+}
+
+function formatOutcome(outcome: CommandOutcome, timeoutMs: number, quota: QuotaOutcome): ToolResult {
+  const sections = [quota.exceeded === undefined ? statusLine(outcome, timeoutMs) : `The command was stopped: ${lowerFirst(quota.exceeded)}. Delete files to make room.`]
+  // A write cut short is a failure even when the command's last step succeeded.
+  const cutWrite = quota.quotaBytes !== undefined && hitFileSizeLimit(outcome)
+  if (cutWrite) sections.push(`A file reached the largest size a command may write: the workspace quota of ${(quota.quotaBytes ?? 0) / (1024 * 1024)} MiB.`)
   if (outcome.stdout !== '') sections.push(`stdout:\n${outcome.stdout}`)
   if (outcome.stderr !== '') sections.push(`stderr:\n${outcome.stderr}`)
   if (outcome.stdout === '' && outcome.stderr === '') sections.push('(no output)')
-  const failed = outcome.exitCode !== 0 || outcome.timedOut || outcome.aborted || outcome.error !== undefined
+  const failed = outcome.exitCode !== 0 || outcome.timedOut || outcome.aborted || outcome.error !== undefined || quota.exceeded !== undefined || cutWrite
   return failed ? { content: sections.join('\n'), isError: true } : { content: sections.join('\n') }
 }
 
@@ -79,4 +105,13 @@ function statusLine(outcome: CommandOutcome, timeoutMs: number): string {
   if (outcome.aborted) return 'The command was aborted and killed.'
   if (outcome.exitCode === null) return `The command was killed by signal ${outcome.exitSignal ?? 'unknown'}.`
   return `Exit code: ${outcome.exitCode}`
+}
+
+/** SIGXFSZ (`ulimit -f`) ended the command or one of its processes (bash reports the latter on stderr). */
+function hitFileSizeLimit(outcome: CommandOutcome): boolean {
+  return outcome.exitSignal === 'SIGXFSZ' || outcome.exitCode === 128 + 25 || outcome.stderr.includes('File size limit exceeded')
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1)
 }

@@ -1,0 +1,102 @@
+import { createHash, randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import { childCgroups, enableControllers, isOlderThan, makeCgroup, releaseWhenEmpty, removeCgroup, writeLimits } from './cgroup-folder'
+import type { CgroupLimits } from './cgroup-folder'
+import type { CgroupRoot } from './cgroup-roots'
+
+/** The limits of the three levels: every sandboxed command of this host together, one tenant's, one command's. */
+export interface SandboxCgroupLimits {
+  allTenants: CgroupLimits
+  tenant: CgroupLimits
+  command: CgroupLimits
+}
+
+/** The cgroups one command runs in (one per root: its processes join every folder), and `release()` once it ended. */
+export interface CommandCgroup {
+  readonly folders: readonly string[]
+  release(): void
+}
+
+/** Below each root: `zidane-sandbox/tenant-<digest>/command-<uuid>`. */
+const TOP = 'zidane-sandbox'
+const TENANT_PREFIX = 'tenant-'
+const COMMAND_PREFIX = 'command-'
+/** Leftovers of older versions and of the probe, directly below a root. */
+const LOOSE_PREFIXES = ['zidane-command-', 'zidane-probe-']
+/** A leftover younger than this may belong to a command another process is starting right now. */
+const SWEEP_AFTER_MS = 60_000
+/** Another process may remove an empty tenant cgroup between our mkdirs: the chain is made again. */
+const ATTEMPTS = 3
+const lastSweepAt = new Map<string, number>()
+/** Command cgroups released but not removed yet: tried once more when this process exits (its retry timers never fire then). */
+const pending = new Set<string>()
+let exitHookInstalled = false
+
+/**
+ * Creates the cgroups of one command of `tenant` (undefined: a tenant of its own, removed with the command) below
+ * every root, each level with its limits (written again each time, so changed settings apply). Undefined when they
+ * cannot be made. Empty cgroups that crashed processes left behind are removed along the way.
+ */
+export function createCommandCgroup(roots: readonly CgroupRoot[], tenant: string | undefined, limits: SandboxCgroupLimits): CommandCgroup | undefined {
+  for (const root of roots) sweepLeftovers(root.folder)
+  const names = { tenant: tenant === undefined ? `${TENANT_PREFIX}own-${randomUUID()}` : `${TENANT_PREFIX}${digest(tenant)}`, command: `${COMMAND_PREFIX}${randomUUID()}` }
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const folders = roots.map(root => makeChain(root, names, limits))
+    const made = folders.filter((folder): folder is string => folder !== undefined)
+    if (made.length === roots.length) return { folders: made, release: () => { for (const folder of made) releaseChain(folder) } }
+    for (const folder of made) releaseChain(folder)
+  }
+  return undefined
+}
+
+function digest(tenant: string): string {
+  return createHash('sha256').update(tenant).digest('hex').slice(0, 16)
+}
+
+function makeChain(root: CgroupRoot, names: { tenant: string; command: string }, limits: SandboxCgroupLimits): string | undefined {
+  const top = join(root.folder, TOP)
+  const tenant = join(top, names.tenant)
+  const command = join(tenant, names.command)
+  if (!makeLevel(root, top, limits.allTenants) || !makeLevel(root, tenant, limits.tenant)) return undefined
+  if (!makeCgroup(command)) return undefined
+  return writeLimits(root, command, limits.command) ? command : (removeCgroup(command), undefined)
+}
+
+/** A level with children: on cgroup v2 it must hand them its controllers. */
+function makeLevel(root: CgroupRoot, folder: string, limits: CgroupLimits): boolean {
+  if (!makeCgroup(folder) || !writeLimits(root, folder, limits)) return false
+  return root.version === 1 || enableControllers(folder, root.controllers).length === root.controllers.length
+}
+
+/** Removes the command's cgroup once its processes are gone, then its tenant's and the top one when they are empty. */
+function releaseChain(command: string): void {
+  pending.add(command)
+  installExitHook()
+  releaseWhenEmpty(command, () => removeChain(command))
+}
+
+function removeChain(command: string): void {
+  pending.delete(command)
+  const tenant = join(command, '..')
+  if (removeCgroup(command) && removeCgroup(tenant)) removeCgroup(join(tenant, '..'))
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.once('exit', () => { for (const command of [...pending]) removeChain(command) })
+}
+
+/** At most once a minute per root: command cgroups left by crashed processes (a cgroup with processes refuses rmdir). */
+function sweepLeftovers(rootFolder: string): void {
+  const now = Date.now()
+  if (now - (lastSweepAt.get(rootFolder) ?? 0) < SWEEP_AFTER_MS) return
+  lastSweepAt.set(rootFolder, now)
+  const loose = LOOSE_PREFIXES.flatMap(prefix => childCgroups(rootFolder, prefix))
+  for (const folder of loose) if (isOlderThan(folder, SWEEP_AFTER_MS)) removeCgroup(folder)
+  for (const tenant of childCgroups(join(rootFolder, TOP), TENANT_PREFIX)) {
+    for (const command of childCgroups(tenant, COMMAND_PREFIX)) if (isOlderThan(command, SWEEP_AFTER_MS)) removeCgroup(command)
+    removeCgroup(tenant)
+  }
+  removeCgroup(join(rootFolder, TOP))
+}

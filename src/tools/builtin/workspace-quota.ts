@@ -1,0 +1,128 @@
+import { constants } from 'node:fs'
+import { lstat, open, opendir } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
+
+/** Bounds of one measuring walk, so a hostile tree (deep, wide, slow) cannot make it expensive. */
+export interface UsageWalkBounds {
+  /** Folder levels below the root. Default {@link WORKSPACE_WALK_MAX_DEPTH}. */
+  maxDepth?: number
+  /** Files, folders and links counted. Default {@link WORKSPACE_WALK_MAX_ENTRIES}. */
+  maxEntries?: number
+  /** Time the walk may take. Default {@link WORKSPACE_WALK_MAX_MS}. */
+  maxMs?: number
+}
+
+/** Default depth bound of a workspace walk. */
+export const WORKSPACE_WALK_MAX_DEPTH = 64
+/** Default entry bound of a workspace walk: a workspace with more counts as over its quota. */
+export const WORKSPACE_WALK_MAX_ENTRIES = 100_000
+/** Default time bound of a workspace walk. */
+export const WORKSPACE_WALK_MAX_MS = 5000
+
+/** What a walk saw: disk used (allocated blocks, so sparse files count what they take), entries, and why it stopped early. */
+export interface WorkspaceUsage {
+  bytes: number
+  entries: number
+  /** Set when a bound stopped the walk: `bytes` and `entries` are then lower bounds. */
+  cutShort?: 'depth' | 'entries' | 'time'
+}
+
+/** A workspace over its quota (`code` `workspace_quota_exceeded`): writes are refused until files are deleted. */
+export class WorkspaceQuotaError extends Error {
+  readonly code = 'workspace_quota_exceeded'
+  constructor(message: string, readonly usage: WorkspaceUsage, readonly quotaBytes: number) {
+    super(message)
+    this.name = 'WorkspaceQuotaError'
+  }
+}
+
+const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
+const STAT_BATCH = 32
+
+interface Walk {
+  readonly maxDepth: number
+  readonly maxEntries: number
+  readonly deadline: number
+  usage: WorkspaceUsage
+}
+
+/**
+ * Measures the disk `workspace` uses, within `bounds`. Follows no link: every folder is opened with O_NOFOLLOW
+ * relative to its parent's open descriptor (`/proc/self/fd/N/name`), so a folder swapped for a link mid-walk is
+ * skipped, never followed out of the workspace. Needs Linux's /proc.
+ */
+export async function measureWorkspaceUsage(workspace: string, bounds: UsageWalkBounds = {}): Promise<WorkspaceUsage> {
+  const walk: Walk = { maxDepth: bounds.maxDepth ?? WORKSPACE_WALK_MAX_DEPTH, maxEntries: bounds.maxEntries ?? WORKSPACE_WALK_MAX_ENTRIES, deadline: Date.now() + (bounds.maxMs ?? WORKSPACE_WALK_MAX_MS), usage: { bytes: 0, entries: 0 } }
+  const root = await open(workspace, DIRECTORY_FLAGS)
+  try {
+    await walkFolder(root, 0, walk)
+  } finally {
+    await root.close()
+  }
+  return walk.usage
+}
+
+async function walkFolder(folder: FileHandle, depth: number, walk: Walk): Promise<void> {
+  const base = `/proc/self/fd/${folder.fd}`
+  const { names, full } = await readNames(base, walk)
+  const subfolders: string[] = []
+  for (let start = 0; start < names.length && walk.usage.cutShort === undefined; start += STAT_BATCH) {
+    await Promise.all(names.slice(start, start + STAT_BATCH).map(name => countEntry(`${base}/${name}`, name, subfolders, walk)))
+    if (Date.now() > walk.deadline) walk.usage.cutShort = 'time'
+  }
+  if (full) walk.usage.cutShort ??= 'entries'
+  for (const name of subfolders) {
+    if (walk.usage.cutShort !== undefined) return
+    if (depth + 1 > walk.maxDepth) return void (walk.usage.cutShort = 'depth')
+    const child = await open(`${base}/${name}`, DIRECTORY_FLAGS).catch(() => undefined)
+    if (child === undefined) continue // gone, or replaced by a link since
+    try {
+      await walkFolder(child, depth + 1, walk)
+    } finally {
+      await child.close()
+    }
+  }
+}
+
+/** The entries of the folder at `base`, up to what the entry bound leaves (`full`: it left out some). */
+async function readNames(base: string, walk: Walk): Promise<{ names: string[]; full: boolean }> {
+  const names: string[] = []
+  for await (const entry of await opendir(base, { bufferSize: 256 })) {
+    if (walk.usage.entries + names.length >= walk.maxEntries) return { names, full: true }
+    names.push(entry.name)
+  }
+  return { names, full: false }
+}
+
+async function countEntry(path: string, name: string, subfolders: string[], walk: Walk): Promise<void> {
+  const stats = await lstat(path).catch(() => undefined)
+  if (stats === undefined) return
+  walk.usage.entries += 1
+  walk.usage.bytes += stats.blocks * 512
+  if (stats.isDirectory()) subfolders.push(name)
+}
+
+/**
+ * Resolves with the usage of `workspace` when it is within `quotaBytes`; otherwise throws {@link WorkspaceQuotaError}
+ * with a message for the model. A walk a bound stopped counts as over the quota: a tree past the entry or depth
+ * bound is itself too big, and one that cannot be measured in time is not trusted.
+ */
+export async function assertUnderQuota(workspace: string, quotaBytes: number, bounds: UsageWalkBounds = {}): Promise<WorkspaceUsage> {
+  const usage = await measureWorkspaceUsage(workspace, bounds)
+  const problem = quotaProblem(usage, quotaBytes, bounds)
+  if (problem !== undefined) throw new WorkspaceQuotaError(`${problem}: delete files to make room before writing more.`, usage, quotaBytes)
+  return usage
+}
+
+/** Why `usage` is over `quotaBytes`, in a sentence, or undefined when it is not. */
+export function quotaProblem(usage: WorkspaceUsage, quotaBytes: number, bounds: UsageWalkBounds = {}): string | undefined {
+  if (usage.cutShort === 'entries') return `The workspace holds more than ${bounds.maxEntries ?? WORKSPACE_WALK_MAX_ENTRIES} files and folders, over its quota`
+  if (usage.cutShort === 'depth') return `The workspace has folders nested deeper than ${bounds.maxDepth ?? WORKSPACE_WALK_MAX_DEPTH} levels, over its quota`
+  if (usage.cutShort === 'time') return `The workspace could not be measured within ${bounds.maxMs ?? WORKSPACE_WALK_MAX_MS} ms, so it counts as over its quota`
+  if (usage.bytes > quotaBytes) return `The workspace uses ${mebibytes(usage.bytes)} MiB, over its quota of ${mebibytes(quotaBytes)} MiB`
+  return undefined
+}
+
+function mebibytes(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')
+}
