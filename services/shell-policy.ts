@@ -1,4 +1,4 @@
-import { listSetting, sandboxFromSettings } from 'zidane/tools'
+import { listSetting, SANDBOX_SETTINGS, sandboxFromSettings } from 'zidane/tools'
 import type { ShellToolOptions } from 'zidane/tools'
 
 /** How the `shell` tool runs in this deployment, and why: reported at start-up and by the gateway's `/readyz`. */
@@ -20,7 +20,7 @@ export function isToolSelected(name: string, env: NodeJS.ProcessEnv): boolean {
   return !listSetting(env.ZIDANE_DISABLE_TOOLS).includes(name)
 }
 
-const SETTINGS = ['ZIDANE_SANDBOX', 'ZIDANE_SANDBOX_BWRAP', 'ZIDANE_SANDBOX_MEMORY_MB', 'ZIDANE_SANDBOX_CPU_SECONDS', 'ZIDANE_SANDBOX_MAX_PROCESSES', 'ZIDANE_SANDBOX_ALLOW_DOMAINS', 'ZIDANE_TOOL_ENV', 'ZIDANE_TOOLS', 'ZIDANE_DISABLE_TOOLS']
+const SETTINGS = [...SANDBOX_SETTINGS, 'ZIDANE_TOOL_ENV', 'ZIDANE_TOOLS', 'ZIDANE_DISABLE_TOOLS']
 const cache = new Map<string, ShellPolicy>()
 
 /**

@@ -5,10 +5,10 @@ import type { ShellPolicy } from './shell-policy'
 
 /**
  * The built-in tools of a session's workspace `root`, with the shell's sandbox and environment from `policy` (by
- * default `shellPolicy(env)`).
+ * default `shellPolicy(env)`); their sandboxed processes share the limits of `tenant` (see `tenantOfSessionKey`).
  */
-export function builtinTools(root: string, env: NodeJS.ProcessEnv = process.env, policy: ShellPolicy = shellPolicy(env)): ToolDef[] {
-  return createBuiltinTools({ root, shell: policy.options })
+export function builtinTools(root: string, env: NodeJS.ProcessEnv = process.env, policy: ShellPolicy = shellPolicy(env), tenant?: string): ToolDef[] {
+  return createBuiltinTools(tenant === undefined ? { root, shell: policy.options } : { root, shell: policy.options, tenant })
 }
 
 let builtinNames: string[] | undefined

@@ -1,5 +1,8 @@
-import { mkdir } from 'node:fs/promises'
+import { chmod, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
+
+/** Separates the tenant from the session id in a session key (`ingress-gateway/tenancy.ts` builds the keys). */
+const TENANT_SEPARATOR = '~'
 
 /**
  * The folder name of a session key: letters, digits and `-` as they are, every other UTF-8 byte (`_` included) as
@@ -15,9 +18,24 @@ export function workspaceFolderName(sessionKey: string): string {
   return name
 }
 
-/** The workspace folder of a session key (created on demand): the root its file and shell tools are confined to. */
+/**
+ * The workspace folder of a session key (created on demand): the root its file and shell tools are confined to.
+ * Private to the services' user (0700, also for a workspace made before with another mode); the sandbox's umask 077
+ * keeps what commands create in it private too.
+ */
 export async function sessionWorkspace(root: string, sessionKey: string): Promise<string> {
   const folder = join(root, workspaceFolderName(sessionKey))
-  await mkdir(folder, { recursive: true })
+  await mkdir(folder, { recursive: true, mode: 0o700 })
+  await chmod(folder, 0o700)
   return folder
+}
+
+/**
+ * The tenant whose limits the sandboxed processes of a session share: the part before `~` of its key
+ * (`<tenant>~<sessionId>`, and `<tenant>~<sessionId>:<label>` for a sub-agent, so children share their parent's
+ * tenant). A key without a tenant (a session started without the gateway) is a tenant of its own: its root session.
+ */
+export function tenantOfSessionKey(sessionKey: string): string {
+  const separator = sessionKey.indexOf(TENANT_SEPARATOR)
+  return separator > 0 ? sessionKey.slice(0, separator) : (sessionKey.split(':')[0] ?? sessionKey)
 }

@@ -13,7 +13,7 @@ import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
 import { publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
-import { sessionWorkspace } from '../workspace'
+import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
 import { builtinToolNames, builtinTools, selectToolNames, shellCapability } from '../tool-selection'
 import { sessionOutputs } from '../session-outputs'
 import type { ShellPolicy } from '../shell-policy'
@@ -131,7 +131,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
 
 /** Every tool a session run can offer, before the operator's selection: the built-ins, the demo tools, the questions, `spawn`. */
 function candidateTools(ctx: restate.ObjectContext, settings: Pick<RunSettings, 'questionTimeoutMs'>, root: string, spawn: ToolDef, shell: ShellPolicy, withDemoTools: boolean): ToolDef[] {
-  return [...builtinTools(root, process.env, shell), ...(withDemoTools ? demoTools() : []), ...restateInteractionTools(ctx, settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {}), spawn]
+  return [...builtinTools(root, process.env, shell, tenantOfSessionKey(ctx.key)), ...(withDemoTools ? demoTools() : []), ...restateInteractionTools(ctx, settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {}), spawn]
 }
 
 let offeredNames: string[] | undefined

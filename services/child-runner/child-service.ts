@@ -18,7 +18,7 @@ import type { SessionEventOutbox } from '../event-log/event-outbox'
 import { servicesProvider } from '../model-provider'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
-import { sessionWorkspace } from '../workspace'
+import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
 import { builtinToolNames, builtinTools, selectToolNames, shellCapability } from '../tool-selection'
 import { sessionOutputs } from '../session-outputs'
 import { currentRunSettings, handedDown, runToolSet } from '../run-settings'
@@ -57,7 +57,7 @@ function offeredToolNames(): string[] {
 /** The child's tools: the built-ins and (below the depth limit) `spawn`, as its tree's settings offer them. */
 function childTools(request: ServicesChildRunRequest, settings: RunSettings, root: string, spawn: ToolDef): ToolDef[] {
   return runToolSet((shell) => {
-    const builtins = builtinTools(root, process.env, shell)
+    const builtins = builtinTools(root, process.env, shell, tenantOfSessionKey(request.sessionId ?? 'children'))
     return request.depth < settings.maxChildDepth ? [...builtins, spawn] : builtins
   }, request.settings, offeredToolNames())
 }

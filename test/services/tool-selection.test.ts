@@ -1,12 +1,14 @@
-import { mkdtempSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import { findCgroupRoots } from '../../src/tools/builtin/cgroup-roots'
 import { createBuiltinTools } from '../../src/tools/builtin/create-builtin-tools'
 import type { ToolDef } from '../../src/tools/tool'
 import { createToolContext } from '../tools/builtin/tool-context'
 import { shellPolicy } from '../../services/shell-policy'
-import { selectTools } from '../../services/tool-selection'
+import { builtinTools, selectTools } from '../../services/tool-selection'
 
 const tool = (name: string): ToolDef => ({ spec: { name, description: name, inputSchema: { type: 'object' } }, execute: async () => name })
 const names = (tools: ToolDef[]): string[] => tools.map(each => each.spec.name)
@@ -35,7 +37,8 @@ describe('operator control of the tools', () => {
 describe('ZIDANE_SANDBOX_ALLOW_DOMAINS', () => {
   it('lets shell commands reach the listed domains only, through the proxy', async () => {
     const policy = shellPolicy({ ZIDANE_SANDBOX: 'required', ZIDANE_SANDBOX_ALLOW_DOMAINS: 'example.com, api.github.com' })
-    expect(policy.status).toEqual({ mode: 'sandboxed', reason: 'commands run in a bubblewrap sandbox: network only to example.com, api.github.com; process cap 1024 (cgroup pids.max)' })
+    expect(policy.status.mode).toBe('sandboxed')
+    expect(policy.status.reason).toMatch(/^commands run in a bubblewrap sandbox: network only to example.com, api.github.com; process cap 1024 \(cgroup pids.max\); per tenant/)
     const shell = createBuiltinTools({ root: mkdtempSync(join(tmpdir(), 'zidane-egress-')), shell: policy.options }).find(tool => tool.spec.name === 'shell') as ToolDef
     const output = await shell.execute({ command: 'curl -sS -m 10 http://api.github.com/; curl -sS -m 10 http://other.example.org/' }, createToolContext())
     // No internet here: the listed name passes the allow-list and fails only to resolve; the other is refused outright.
@@ -44,6 +47,23 @@ describe('ZIDANE_SANDBOX_ALLOW_DOMAINS', () => {
   })
 
   it('is off by default: the sandbox has no network', () => {
-    expect(shellPolicy({ ZIDANE_SANDBOX: 'required' }).status.reason).toBe('commands run in a bubblewrap sandbox: no network; process cap 1024 (cgroup pids.max)')
+    expect(shellPolicy({ ZIDANE_SANDBOX: 'required' }).status.reason).toMatch(/^commands run in a bubblewrap sandbox: no network; process cap 1024 \(cgroup pids.max\); per tenant/)
+  })
+})
+
+describe('the limits of the tenant', () => {
+  it('are in the shell status, from the settings', () => {
+    const reason = shellPolicy({ ZIDANE_SANDBOX: 'required', ZIDANE_TENANT_MEMORY_MB: '300', ZIDANE_TENANT_MAX_PROCESSES: '70', ZIDANE_TENANT_CPU_PERCENT: '50', ZIDANE_WORKSPACE_QUOTA_MB: '40', ZIDANE_SANDBOX_TMP_MB: '30' }).status.reason
+    expect(reason).toMatch(/per tenant \(cgroup v[12]\): memory 300 MiB, 70 processes, CPU 50%; .*\/tmp 30 MiB, \/dev\/shm 64 MiB; workspace quota 40 MiB; seccomp filter$/)
+  })
+
+  it('hold every shell command of a session: it runs in its tenant\'s cgroup', async () => {
+    const env = { ZIDANE_SANDBOX: 'required' }
+    const shell = builtinTools(mkdtempSync(join(tmpdir(), 'zidane-tenant-')), env, shellPolicy(env), 'acme').find(tool => tool.spec.name === 'shell') as ToolDef
+    const running = shell.execute({ command: 'sleep 1' }, createToolContext())
+    const pids = findCgroupRoots().find(root => root.controllers.includes('pids'))
+    const tenant = join(pids?.folder ?? '/nonexistent', 'zidane-sandbox', `tenant-${createHash('sha256').update('acme').digest('hex').slice(0, 16)}`)
+    await vi.waitFor(() => { expect(readdirSync(tenant).some(name => name.startsWith('command-'))).toBe(true) }, { timeout: 5000, interval: 20 })
+    await running
   })
 })

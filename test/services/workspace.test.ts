@@ -1,8 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { sessionWorkspace, workspaceFolderName } from '../../services/workspace'
+import { sessionWorkspace, tenantOfSessionKey, workspaceFolderName } from '../../services/workspace'
 
 describe('workspace folders', () => {
   it("never give a child of one session the folder of another session (sp1's grandchild vs a session sp1_child-3)", () => {
@@ -28,5 +28,30 @@ describe('workspace folders', () => {
     } finally {
       await rm(root, { recursive: true, force: true })
     }
+  })
+
+  it('is private to the services\' user: 0700, also a workspace made before with 0755', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'zidane-ws-'))
+    try {
+      await mkdir(join(root, workspaceFolderName('t~old')), { mode: 0o755 })
+      const modes = await Promise.all(['t~new', 't~old'].map(async key => (await stat(await sessionWorkspace(root, key))).mode & 0o777))
+      expect(modes.map(mode => mode.toString(8))).toEqual(['700', '700'])
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('tenantOfSessionKey', () => {
+  it('is the tenant of the gateway\'s key, shared by the sub-agents of its sessions', () => {
+    expect(tenantOfSessionKey('0123456789abcdef~s1')).toBe('0123456789abcdef')
+    expect(tenantOfSessionKey('0123456789abcdef~s1:child-1:child-2')).toBe('0123456789abcdef')
+    expect(tenantOfSessionKey('open~s1')).toBe('open')
+  })
+
+  it('makes a key without a tenant (no gateway) a tenant of its own, with its sub-agents', () => {
+    expect(tenantOfSessionKey('s1')).toBe('s1')
+    expect(tenantOfSessionKey('s1:child-1')).toBe('s1')
+    expect(tenantOfSessionKey('~odd')).toBe('~odd')
   })
 })
