@@ -28,6 +28,8 @@ const SWEEP_AFTER_MS = 60_000
 /** Another process may remove an empty tenant cgroup between our mkdirs: the chain is made again. */
 const ATTEMPTS = 3
 const lastSweepAt = new Map<string, number>()
+const EXIT_RETRIES = 20
+const EXIT_RETRY_MS = 25
 /** Command cgroups released but not removed yet: tried once more when this process exits (its retry timers never fire then). */
 const pending = new Set<string>()
 let exitHookInstalled = false
@@ -81,10 +83,17 @@ function removeChain(command: string): void {
   if (removeCgroup(command) && removeCgroup(tenant)) removeCgroup(join(tenant, '..'))
 }
 
+/** Processes killed just before the exit (`stopRunningCommands`) take a moment to be reaped: waits up to half a second for them. */
 function installExitHook(): void {
   if (exitHookInstalled) return
   exitHookInstalled = true
-  process.once('exit', () => { for (const command of [...pending]) removeChain(command) })
+  process.once('exit', () => {
+    const pause = new Int32Array(new SharedArrayBuffer(4))
+    for (let tries = 0; tries < EXIT_RETRIES && pending.size > 0; tries++) {
+      for (const command of [...pending]) if (removeCgroup(command)) removeChain(command)
+      if (pending.size > 0) Atomics.wait(pause, 0, 0, EXIT_RETRY_MS)
+    }
+  })
 }
 
 /** At most once a minute per root: command cgroups left by crashed processes (a cgroup with processes refuses rmdir). */
