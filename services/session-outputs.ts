@@ -1,6 +1,7 @@
 import type { AgentBehavior } from 'zidane'
 import { builtinWorkspace, workspaceOutputWriter } from 'zidane/tools'
 import type { ShellPolicy } from './shell-policy'
+import { builtinToolsOptions } from './tool-selection'
 
 /**
  * Where a session run keeps tool outputs over 256 KiB: the operator's `ZIDANE_PERSIST_DIR` when set (a folder no
@@ -9,6 +10,6 @@ import type { ShellPolicy } from './shell-policy'
  */
 export function sessionOutputs(persistDir: string | undefined, root: string, shell: ShellPolicy, tenant?: string): Pick<AgentBehavior, 'persistDir' | 'persistOutput'> {
   if (persistDir !== undefined) return { persistDir }
-  const workspace = builtinWorkspace({ root, shell: shell.options, ...(tenant === undefined ? {} : { tenant }) })
+  const workspace = builtinWorkspace(builtinToolsOptions(root, process.env, shell, tenant))
   return { persistOutput: workspaceOutputWriter(workspace) }
 }

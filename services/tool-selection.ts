@@ -1,5 +1,6 @@
 import type { ToolDef } from 'zidane'
 import { createBuiltinTools } from 'zidane/tools'
+import type { BuiltinToolsOptions } from 'zidane/tools'
 import { isToolSelected, shellPolicy } from './shell-policy'
 import type { ShellPolicy } from './shell-policy'
 
@@ -8,7 +9,17 @@ import type { ShellPolicy } from './shell-policy'
  * default `shellPolicy(env)`); their sandboxed processes share the limits of `tenant` (see `tenantOfSessionKey`).
  */
 export function builtinTools(root: string, env: NodeJS.ProcessEnv = process.env, policy: ShellPolicy = shellPolicy(env), tenant?: string): ToolDef[] {
-  return createBuiltinTools(tenant === undefined ? { root, shell: policy.options } : { root, shell: policy.options, tenant })
+  return createBuiltinTools(builtinToolsOptions(root, env, policy, tenant))
+}
+
+/**
+ * What `createBuiltinTools` gets for a session's workspace: the shell's options, the tenant, and the file tools' time
+ * limit (`ZIDANE_FILE_TOOL_TIMEOUT_MS`, default 20 s).
+ */
+export function builtinToolsOptions(root: string, env: NodeJS.ProcessEnv, policy: ShellPolicy, tenant?: string): BuiltinToolsOptions {
+  const timeoutMs = Number(env.ZIDANE_FILE_TOOL_TIMEOUT_MS)
+  const files = Number.isInteger(timeoutMs) && timeoutMs > 0 ? { files: { timeoutMs } } : {}
+  return { root, shell: policy.options, ...files, ...(tenant === undefined ? {} : { tenant }) }
 }
 
 let builtinNames: string[] | undefined

@@ -82,7 +82,8 @@ async function runToolBody(state: RunState, env: ToolExecutionEnv, call: ToolUse
   if (invalid !== undefined) return { content: invalid, isError: true }
   try {
     const result = toToolResult(await tool.execute(call.input, buildToolContext(state, env, call, staged)))
-    const persisted = await persistLargeOutput(result, env.behavior.persistOutput ?? env.behavior.persistDir, state.sessionId, call.id)
+    // An output that cannot be kept (a link planted in its place) is capped like any other: the call itself succeeded.
+    const persisted = await persistLargeOutput(result, env.behavior.persistOutput ?? env.behavior.persistDir, state.sessionId, call.id).catch(() => result)
     return capToolResult(persisted, env.runtime.defaults.maxToolResultBytes)
   } catch (error) {
     if (env.runtime.isControlError(error)) throw error

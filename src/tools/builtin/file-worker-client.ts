@@ -29,8 +29,11 @@ export type FileWorker = (operation: FileOperation, signal: AbortSignal) => Prom
 
 /** Default time limit of one file-tool call. */
 export const FILE_TOOL_TIMEOUT_MS = 20_000
-/** Default address-space bound of one file-tool call's process, in MiB. */
-export const FILE_TOOL_MEMORY_MB = 1024
+/**
+ * Default address-space bound of one file-tool call's process, in MiB. Node reserves far more address space than it
+ * uses: under 1 GiB a worker answering 256 KiB died with `std::bad_alloc`. Its heap is capped at 384 MiB apart from this.
+ */
+export const FILE_TOOL_MEMORY_MB = 2048
 
 const HEAP_MB = 384
 const MAX_REPLY_BYTES = 8 * 1024 * 1024
