@@ -19,6 +19,8 @@ export interface FileWorkerOptions {
   timeoutMs?: number
   /** Address space of a call's worker, in MiB. Default {@link FILE_TOOL_MEMORY_MB}. */
   memoryMb?: number
+  /** Disk the workspace may use: writes past it are refused. Default: the sandbox's `workspaceQuotaBytes`, else none. */
+  quotaBytes?: number
 }
 
 /** One file operation of the worker, without the root (the workspace adds it). */
@@ -65,11 +67,12 @@ function workerEntry(): string {
 export function createFileWorker(root: string, options: FileWorkerOptions = {}): FileWorker {
   const node = realpathSync(process.execPath)
   const timeoutMs = options.timeoutMs ?? FILE_TOOL_TIMEOUT_MS
+  const quotaBytes = options.quotaBytes ?? options.sandbox?.workspaceQuotaBytes
   const entry = workerEntry()
   const command = workerCommand(node, entry, options.memoryMb ?? FILE_TOOL_MEMORY_MB)
   const wrapOptions = { readOnlyPaths: [node, path.dirname(entry)], ...(options.tenant === undefined ? {} : { tenant: options.tenant }) }
   return async (operation, signal) => {
-    const input = JSON.stringify({ ...operation, root })
+    const input = JSON.stringify({ ...operation, root, ...(quotaBytes === undefined ? {} : { quotaBytes }) })
     const run = { command, cwd: root, timeoutMs, maxOutputBytes: MAX_REPLY_BYTES, signal, input, env: toolEnvironment(root), killGraceMs: 0 }
     const outcome = await runCommand(options.sandbox === undefined ? run : { ...run, sandbox: options.sandbox, wrapOptions })
     if (outcome.timedOut) throw new ToolError(`The call did not finish within ${timeoutMs / 1000} s and was stopped (a FIFO, a very large tree or a pattern that backtracks without end can cause this).`, 'tool_timeout')

@@ -1,5 +1,5 @@
-import { measureWorkspaceUsage, quotaProblem } from './workspace-quota'
-import type { UsageWalkBounds, WorkspaceUsage } from './workspace-quota'
+import { measureWorkspaceUsage, quotaProblem } from './file-worker/workspace-quota'
+import type { UsageWalkBounds, WorkspaceUsage } from './file-worker/workspace-quota'
 
 /** A running check of a workspace's disk use while a command runs. */
 export interface QuotaWatch {

@@ -3,6 +3,7 @@ import type { FileHandle } from 'node:fs/promises'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'
 import { EDIT_FILE_MAX_BYTES } from './limits.ts'
 import { openRegular } from './open-regular.ts'
+import { assertRoomFor } from './quota.ts'
 import { resolveInside } from './resolve-path.ts'
 
 /** What `edit_file` replaces. */
@@ -16,7 +17,7 @@ export interface Edit {
  * `edit_file`: replaces the exact text `oldText` with `newText` in a regular file of at most 16 MiB, through the one
  * handle it read (the path is never opened twice).
  */
-export async function editFile(root: string, userPath: string, edit: Edit): Promise<string> {
+export async function editFile(root: string, userPath: string, edit: Edit, quotaBytes?: number): Promise<string> {
   if (edit.oldText === '') throw new FileToolFailure('invalid_input', 'oldText must not be empty.')
   const file = await resolveInside(root, userPath)
   const handle = await openRegular(file, constants.O_RDWR)
@@ -28,6 +29,7 @@ export async function editFile(root: string, userPath: string, edit: Edit): Prom
     if (count === 0) throw new FileToolFailure('old_text_not_found', `oldText was not found in ${file.relative}. Read the file and copy the text exactly, including whitespace.`)
     if (count > 1 && !edit.replaceAll) throw new FileToolFailure('old_text_ambiguous', `oldText occurs ${count} times in ${file.relative}. Add surrounding lines to make it unique, or set replaceAll to true.`)
     const next = Buffer.from(content.split(edit.oldText).join(edit.newText), 'utf8')
+    if (next.length > size) await assertRoomFor(root, quotaBytes, next.length - size)
     await handle.truncate(0).catch((error: unknown) => { throw failureOf(error, file.relative) })
     await writeAt(handle, next).catch((error: unknown) => { throw failureOf(error, file.relative) })
     return `Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${file.relative}.`

@@ -20,12 +20,12 @@ import { writeFile } from './write-file.ts'
 async function perform(request: FileRequest): Promise<string> {
   switch (request.op) {
     case 'read': return readFile(request.root, request.path, request.offset, request.limit)
-    case 'write': return writeFile(request.root, request.path, request.content)
-    case 'edit': return editFile(request.root, request.path, request)
+    case 'write': return writeFile(request.root, request.path, request.content, request.quotaBytes)
+    case 'edit': return editFile(request.root, request.path, request, request.quotaBytes)
     case 'grep': return grepFiles(request.root, request.path, request.pattern, request.glob)
     case 'glob': return globFiles(request.root, request.path, request.pattern)
     case 'list': return listFiles(request.root, request.path)
-    case 'persist': return persistOutput(request.root, request.folder, request.name, request.content)
+    case 'persist': return persistOutput(request.root, request.folder, request.name, request.content, request.quotaBytes)
   }
 }
 
@@ -40,6 +40,9 @@ function replyOf(error: unknown): FileReply {
   const code = (error as NodeJS.ErrnoException | undefined)?.code
   return { ok: false, code: 'file_system_error', message: `The file operation failed${typeof code === 'string' ? ` (${code})` : ''}` }
 }
+
+// Past RLIMIT_FSIZE (the sandbox's per-file bound) a write fails with EFBIG instead of killing the worker.
+process.on('SIGXFSZ', () => undefined)
 
 const reply: FileReply = await readRequest().then(perform).then(content => ({ ok: true as const, content }), replyOf)
 process.stdout.write(JSON.stringify(reply), () => process.exit(0))

@@ -1,6 +1,7 @@
 import { lstat, mkdir, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { FileToolFailure } from './file-tool-failure.ts'
+import { assertRoomFor } from './quota.ts'
 import { writeWhole } from './write-file.ts'
 
 const SAFE_NAME = /^[A-Za-z0-9_.-]{1,200}$/
@@ -10,9 +11,10 @@ const SAFE_NAME = /^[A-Za-z0-9_.-]{1,200}$/
  * the folder nor the file is followed when it is a link: a tenant who planted `tool-results` (or the file) as a link
  * gets a refusal, not a write through it.
  */
-export async function persistOutput(root: string, folder: string, name: string, content: string): Promise<string> {
+export async function persistOutput(root: string, folder: string, name: string, content: string, quotaBytes?: number): Promise<string> {
   if (!SAFE_NAME.test(folder) || !SAFE_NAME.test(name) || folder.startsWith('.') || name.startsWith('.')) throw new FileToolFailure('invalid_input', 'Invalid name for a persisted output')
   const realRoot = await realpath(root)
+  await assertRoomFor(realRoot, quotaBytes, Buffer.byteLength(content))
   const directory = path.join(realRoot, folder)
   await ensureRealFolder(directory, folder)
   const relative = `${folder}/${name}`

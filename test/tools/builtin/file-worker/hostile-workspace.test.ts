@@ -121,6 +121,19 @@ describe.each(modes)('file tools against a hostile workspace, %s', (_mode, sandb
     expect(await readFile(canary, 'utf8')).toBe(CANARY)
   })
 
+  it('refuses writes, edits and persisted outputs past the workspace quota with a clear error', async () => {
+    const limitedOptions = { root: folders.root, files: { timeoutMs: TIMEOUT_MS, quotaBytes: 1024 * 1024, ...(sandbox ? { sandbox } : {}) } }
+    const limited = new Map(createBuiltinTools(limitedOptions).map(definition => [definition.spec.name, definition]))
+    const write = limited.get('write_file') as ToolDef
+    expect((await attempt(write, { path: 'fits.txt', content: 'x'.repeat(512 * 1024) })).code).toBeUndefined()
+    const refused = await attempt(write, { path: 'more.txt', content: 'x'.repeat(700 * 1024) })
+    expect(refused).toMatchObject({ code: 'workspace_quota_exceeded' })
+    expect(refused.text).toMatch(/over its quota of 1 MiB/)
+    expect((await attempt(limited.get('edit_file') as ToolDef, { path: 'fits.txt', oldText: 'x', newText: 'xxx', replaceAll: true })).code).toBe('workspace_quota_exceeded')
+    await expect(workspaceOutputWriter(builtinWorkspace(limitedOptions))('call_9.txt', 'x'.repeat(700 * 1024))).rejects.toMatchObject({ code: 'workspace_quota_exceeded' })
+    await expect(stat(path.join(folders.root, 'more.txt'))).rejects.toThrow()
+  })
+
   it('walks a deep tree and a wide folder within bounds', async () => {
     let deep = folders.root
     for (let level = 0; level < 100; level += 1) deep = path.join(deep, 'd')

@@ -30,9 +30,14 @@ export interface WorkspaceUsage {
 /** A workspace over its quota (`code` `workspace_quota_exceeded`): writes are refused until files are deleted. */
 export class WorkspaceQuotaError extends Error {
   readonly code = 'workspace_quota_exceeded'
-  constructor(message: string, readonly usage: WorkspaceUsage, readonly quotaBytes: number) {
+  readonly usage: WorkspaceUsage
+  readonly quotaBytes: number
+  // No parameter properties: the file worker runs this file with types stripped, which refuses them.
+  constructor(message: string, usage: WorkspaceUsage, quotaBytes: number) {
     super(message)
     this.name = 'WorkspaceQuotaError'
+    this.usage = usage
+    this.quotaBytes = quotaBytes
   }
 }
 

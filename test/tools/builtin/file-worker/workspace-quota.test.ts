@@ -1,8 +1,8 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { assertUnderQuota, measureWorkspaceUsage, WorkspaceQuotaError } from '../../../src/tools/builtin/workspace-quota'
-import { useSandbox } from './tool-context'
+import { assertUnderQuota, measureWorkspaceUsage, WorkspaceQuotaError } from '../../../../src/tools/builtin/file-worker/workspace-quota'
+import { useSandbox } from '../tool-context'
 
 const MIB = 1024 * 1024
 
