@@ -22,6 +22,12 @@ export interface BenchOptions {
    * session (at most `headerRunsInFlight` queued at once), idle viewers and the sessions they watch, and the idle window.
    */
   sessionLog: { longTurns: number; warmupRounds: number; rounds: number; headerRuns: number; headerRunsInFlight: number; viewers: number; viewerSessions: number; idleWindowMs: number }
+  /**
+   * Section 11: how long the quiet baseline lasts and how long tenant B keeps repeating each attack (at least; a
+   * round under way finishes), and tenant A's steady load: a session read every `readIntervalMs`, a `hello` run every
+   * `promptIntervalMs`.
+   */
+  hostile: { baselineMs: number; attackMs: number; readIntervalMs: number; promptIntervalMs: number }
 }
 
 /** The section numbers after `--only` (`--only 10`, `--only 8,10`, `--only 8 --only 10`). */
@@ -45,5 +51,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     sessionLog: quick
       ? { longTurns: 1000, warmupRounds: 3, rounds: 6, headerRuns: 200, headerRunsInFlight: 4, viewers: 500, viewerSessions: 100, idleWindowMs: 20_000 }
       : { longTurns: 5000, warmupRounds: 3, rounds: 12, headerRuns: 1000, headerRunsInFlight: 4, viewers: 500, viewerSessions: 100, idleWindowMs: 60_000 },
+    hostile: quick ? { baselineMs: 6_000, attackMs: 6_000, readIntervalMs: 250, promptIntervalMs: 500 } : { baselineMs: 12_000, attackMs: 12_000, readIntervalMs: 250, promptIntervalMs: 500 },
   }
 }

@@ -12,6 +12,11 @@ export interface Figure {
   median: number
   p95: number
   runs: number
+  /** The 99th percentile and the largest value, for figures whose tail is the point (same unit). */
+  p99?: number
+  max?: number
+  /** Requests of the sample that failed (counted in `runs`). */
+  errors?: number
   /** A ratio the section reports (to the floor, to the hand-written loop, …), with what it is a ratio to. */
   ratio?: { value: number; to: string }
   /** The target in words, and whether the median met it. */
