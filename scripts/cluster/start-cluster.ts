@@ -104,7 +104,7 @@ function healthChecks(config: ClusterConfig): Map<string, () => Promise<boolean>
  * Starts the loopback cluster and resolves once every process answers: the snapshot store and the balancers
  * (in this process), three Restate nodes, two services replicas (the first writes the workspace root marker, the
  * second checks it), the deployment registered through the services balancer, and two gateways. Every process is
- * supervised and restarted when it dies; `onFatal` is called when one keeps failing at start.
+ * supervised and restarted when it dies; `onFatal` is called when one keeps exiting before its health check passes.
  */
 export async function startCluster(config: ClusterConfig, onFatal: (reason: string) => void, options: StartClusterOptions = {}): Promise<RunningCluster> {
   const processes = options.processes ?? []
@@ -121,8 +121,11 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
     for (const balancer of balancers) await balancer.close()
     await store.close()
   }
+  const checks = healthChecks(config)
   const start = (spec: Omit<SupervisedProcess, 'log'>): ProcessHandle => {
-    const handle = supervise({ ...spec, ...logged }, onFatal)
+    // Up once its health check passes: a process that crashes after that is restarted, never fatal.
+    const ready = checks.get(spec.name)
+    const handle = supervise({ ...spec, ...logged, ...(ready ? { ready } : {}) }, onFatal)
     processes.push(handle)
     return handle
   }
@@ -134,7 +137,6 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
   }
   balancers.push(front.ingress, front.admin, front.services, front.gateway)
   const { adminUrl, ingressUrl } = restateUrls(config.front)
-  const checks = healthChecks(config)
   const waitHealthy = async (name: string, timeoutMs: number): Promise<void> => {
     const check = checks.get(name)
     if (!check) throw new Error(`no process named ${name}`)

@@ -32,8 +32,10 @@ function tsx(rootDir: string, script: string): { command: string; args: string[]
 
 /**
  * Starts the whole stack and resolves once the gateway answers; `onFatal` is called if the Restate server dies or a
- * process keeps failing at start. Each process is pushed to `processes` as soon as it starts, so a caller can stop
- * them even while the stack is still starting. Throws `PortInUseError` before starting anything when a port is taken.
+ * process keeps exiting before it is up (it cannot start). A services or gateway process that crashes after it was
+ * up is restarted however often it crashes: it never stops Restate or the other processes. Each process is pushed to
+ * `processes` as soon as it starts, so a caller can stop them even while the stack is still starting. Throws
+ * `PortInUseError` before starting anything when a port is taken.
  */
 export async function startStack(config: StackConfig, onFatal: (reason: string) => void, extraEnv: NodeJS.ProcessEnv = {}, log?: (name: string, line: string) => void, processes: ProcessHandle[] = []): Promise<RunningStack> {
   const logged = log ? { log } : {}
@@ -65,6 +67,8 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     name: 'services',
     ...tsx(config.rootDir, 'services/endpoint.ts'),
     ...logged,
+    // Up once it listens: a services process that crashes after that (a run's step crashing it) is restarted forever.
+    ready: () => acceptsConnections(config.servicesPort),
     // A stopped services process first lets its running steps finish (its shutdown grace).
     stopTimeoutMs: shutdownGraceMs({ ...process.env, ...extraEnv }) + 5_000,
     env: { ...servicesEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), ZIDANE_LIVE_PORT: String(config.livePort), ZIDANE_LIVE_TOKEN: config.liveToken, RESTATE_IDENTITY_KEYS: keys.publicKeyId, RESTATE_INGRESS_URL: ingressUrl, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
@@ -76,6 +80,7 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     name: 'gateway',
     ...tsx(config.rootDir, 'ingress-gateway/server.ts'),
     ...logged,
+    ready: () => acceptsConnections(config.gatewayPort, config.host),
     env: {
       ...withoutVariables({ ...process.env, ...extraEnv }, ['ANTHROPIC_']),
       ZIDANE_SHELL_STATUS: JSON.stringify(shell),

@@ -1,16 +1,27 @@
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 
-/** A process the stack runs, restarted with backoff when it dies unless it is `critical` (then the stack stops). */
+/**
+ * A process the stack runs. It is restarted with backoff whenever it dies, however often; only a `critical` one that
+ * dies, or one that keeps exiting before it is up (it cannot start: a bad setting, a port in use), stops the stack.
+ */
 export interface SupervisedProcess {
   name: string
   command: string
   args: string[]
   env: NodeJS.ProcessEnv
   critical?: boolean
+  /**
+   * Whether this start of the process is up (its port accepts connections), polled every 50 ms after each start until
+   * it is or the process exits: often enough to see a process up before a request can crash it. Without it, a start
+   * counts as up once it has run for 5 s.
+   */
+  ready?: () => Promise<boolean>
   /** How long `stop()` waits after SIGTERM before SIGKILL. Default 5000 ms. */
   stopTimeoutMs?: number
-  /** Where output lines go. Default: stdout, prefixed with the name. */
+  /** Longest wait before an automatic restart (the backoff doubles from 100 ms up to it). Default 10000 ms. */
+  maxBackoffMs?: number
+  /** Where output lines go, and the supervisor's own lines (as `stack`). Default: stdout, prefixed with the name. */
   log?: (name: string, line: string) => void
 }
 
@@ -32,41 +43,64 @@ export interface ProcessHandle {
   resume(): void
 }
 
-const MAX_BACKOFF_MS = 10_000
-/** A process that exits this soon after its start is failing at start (bad configuration, port in use)… */
-const QUICK_EXIT_MS = 5_000
-/** …and after this many such exits in a row the stack gives up instead of restarting it forever. */
-const MAX_QUICK_EXITS = 5
+const FIRST_BACKOFF_MS = 100
+const DEFAULT_MAX_BACKOFF_MS = 10_000
+/** Without a readiness check, a start that lived this long counts as up. */
+const UP_AFTER_MS = 5_000
+/** A process that exits this many times in a row with an exit code before it is up cannot start: the stack stops. */
+const MAX_FAILED_STARTS = 5
+/** A process that ran this long was healthy: its next restart waits the first backoff again. */
+const HEALTHY_RUN_MS = 30_000
+const READY_POLL_MS = 50
 
-/** Starts `spec`, prefixes its output with its name, and restarts it (100 ms, doubling to 10 s) when it exits. */
+/** Why a process exited, and how often it has lately: what the restart line and a fatal reason say. */
+interface ExitRecord { how: string; livedMs: number; up: boolean }
+
+/**
+ * Starts `spec`, prefixes its output with its name, and restarts it (100 ms, doubling up to `maxBackoffMs`) when it
+ * exits, logging the exit code or signal and how many exits in a row came soon after their start. It never gives up
+ * on a process that was up, however often it crashes (a run whose step crashes it on every attempt is ended by
+ * Restate's bounded retries, not by stopping the stack); `onFatal` is called only when a `critical` process exits or
+ * when one exits five times in a row, with an exit code, before it was up.
+ */
 export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => void): ProcessHandle {
   let child: ChildProcess | undefined
   let stopping = false
-  let backoffMs = 100
-  let quickExits = 0
+  let backoffMs = FIRST_BACKOFF_MS
+  let failedStarts = 0
+  let exitsInARow = 0
   // The pending automatic restart, cancelled by stop() and restart(): two live copies of one process must never exist.
   let restartTimer: NodeJS.Timeout | undefined
+  const say = (line: string): void => { if (spec.log) spec.log('stack', line); else console.error(`[stack] ${line}`) }
+  const onExit = (exit: ExitRecord, code: number | null): void => {
+    const reason = `${spec.name} exited (${exit.how})`
+    if (spec.critical) return onFatal(reason)
+    failedStarts = !exit.up && code !== null ? failedStarts + 1 : 0
+    if (failedStarts >= MAX_FAILED_STARTS) return onFatal(`${reason} ${failedStarts} times in a row before it was up; its output above says why`)
+    if (exit.livedMs >= HEALTHY_RUN_MS) backoffMs = FIRST_BACKOFF_MS
+    exitsInARow = exit.livedMs < HEALTHY_RUN_MS ? exitsInARow + 1 : 1
+    say(`${reason} ${formatSeconds(exit.livedMs)} after it started${exit.up ? '' : ', before it was up'}${exitsInARow > 1 ? `; ${exitsInARow} exits in a row within ${HEALTHY_RUN_MS / 1000} s of their start` : ''}; restarting in ${backoffMs} ms`)
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined
+      if (!stopping) start()
+    }, backoffMs)
+    backoffMs = Math.min(backoffMs * 2, spec.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS)
+  }
   const start = (): void => {
     const startedAt = Date.now()
+    let up = false
     // Own process group: a terminal's Ctrl-C reaches only the stack, which then stops each process once, in order.
-    child = spawn(spec.command, spec.args, { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    const started = spawn(spec.command, spec.args, { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    child = started
     const log = spec.log ?? printLine
     const lines = (chunk: Buffer): void => { for (const line of chunk.toString().split('\n')) if (line.trim()) log(spec.name, line) }
-    child.stdout?.on('data', lines)
-    child.stderr?.on('data', lines)
-    child.on('exit', (code, signal) => {
+    started.stdout?.on('data', lines)
+    started.stderr?.on('data', lines)
+    if (spec.ready) void watchReady(started, spec.ready, () => { up = true })
+    started.on('exit', (code, signal) => {
       if (stopping) return
-      const reason = `${spec.name} exited (${signal ?? `code ${String(code)}`})`
-      if (spec.critical) return onFatal(reason)
-      quickExits = Date.now() - startedAt < QUICK_EXIT_MS && signal === null ? quickExits + 1 : 0
-      if (quickExits >= MAX_QUICK_EXITS) return onFatal(`${reason} ${quickExits} times in a row right after starting; its output above says why`)
-      if (Date.now() - startedAt > 30_000) backoffMs = 100
-      console.error(`[stack] ${reason}; restarting in ${backoffMs} ms`)
-      restartTimer = setTimeout(() => {
-        restartTimer = undefined
-        if (!stopping) start()
-      }, backoffMs)
-      backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS)
+      const livedMs = Date.now() - startedAt
+      onExit({ how: signal ?? `code ${String(code)}`, livedMs, up: up || (!spec.ready && livedMs >= UP_AFTER_MS) }, code)
     })
   }
   start()
@@ -77,12 +111,13 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
       clearTimeout(restartTimer)
       if (env) spec.env = { ...spec.env, ...env }
       stopping = false
-      backoffMs = 100
+      backoffMs = FIRST_BACKOFF_MS
       start()
     },
     resume: () => {
-      backoffMs = 100
-      quickExits = 0
+      backoffMs = FIRST_BACKOFF_MS
+      failedStarts = 0
+      exitsInARow = 0
       if (restartTimer === undefined || stopping) return
       clearTimeout(restartTimer)
       restartTimer = undefined
@@ -94,6 +129,22 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
       if (child) await stopProcess(child, spec.stopTimeoutMs)
     },
   }
+}
+
+/** Polls `ready` while `started` runs, until it says so; then calls `onUp`. */
+async function watchReady(started: ChildProcess, ready: () => Promise<boolean>, onUp: () => void): Promise<void> {
+  const running = (): boolean => started.exitCode === null && started.signalCode === null
+  while (running()) {
+    if (await ready().catch(() => false)) {
+      if (running()) onUp()
+      return
+    }
+    await new Promise(resolve => setTimeout(resolve, READY_POLL_MS))
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`
 }
 
 /** SIGTERM, then SIGKILL after `timeoutMs` (default 5 s); resolves once the process exited. */
