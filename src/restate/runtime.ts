@@ -1,7 +1,7 @@
 import type { JsonValue } from '../durable/json'
 import type { DurableAwakeable, DurableRuntime, RuntimeStores, StepAttempt, StepKey, StepKind, StepOptions } from '../durable/runtime'
 import { createMemoryToolStateStore } from '../durable/memory-tool-state-store'
-import { ConfigurationError } from '../errors/zidane-error'
+import { ConfigurationError, DurableError } from '../errors/zidane-error'
 import { createMemorySessionStore } from '../session/memory-session-store'
 import type { SessionStore } from '../session/types'
 import { raceWithTimeout } from './awakeable'
@@ -10,6 +10,8 @@ import { createCoalescedClock, deterministicUuid } from './clock'
 import { isRestateCancellation, isRestateControlError } from './errors'
 import type { ReplayTracker } from './replay'
 import type { StepStartLog } from './start-log'
+import { takeSuspectTurn } from './crash-log'
+import type { StepCrashLog } from './crash-log'
 import { restateSessionStore } from './session'
 import { restateToolStateStore } from './tool-state'
 import { assertOutsideStep, awaitAcknowledgement, guardContext, isContextInStepError, runInStep } from './step-scope'
@@ -56,6 +58,17 @@ export interface RestateRuntimeOptions {
    * replica sees.
    */
   startLog?: StepStartLog
+  /**
+   * Ends a run whose step keeps ending the attempts that run it (an out-of-memory tool, a crash in a dependency: the
+   * process dies in it every time) instead of retrying it for as long as Restate retries the invocation. `log` counts,
+   * outside the journal, the attempts that ended while each step ran (`createFileCrashLog` on a folder every replica
+   * sees); a step that `maxCrashes` of them ended in is not run again: its closure throws a `step_crashed` error
+   * naming it, which fails the run for good. A step an earlier attempt ended in runs again only when no other such
+   * step runs in this process (waiting at most `suspectWaitMs`, default 60 s), so the crash that follows is counted
+   * against it, not against another run's step caught in the same crash. Without it a crashing step is bounded only
+   * by the invocation's retry policy, which counts every attempt of every invocation the process was running.
+   */
+  crashGuard?: { log: StepCrashLog; maxCrashes: number; suspectWaitMs?: number }
   /** `ctx.run` options of the step entries, by step kind. Default `{ maxRetryAttempts: 1 }`. */
   runOptions?: Partial<Record<StepKind, RestateRunOptions>>
   /**
@@ -188,22 +201,30 @@ function isProcessing(ctx: RestateContextLike): boolean {
  * see `unacknowledgedSteps`.
  */
 function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, processing: boolean, atMostOnce: boolean): Promise<T> {
-  const invocationId = atMostOnce && options.startLog ? ctx.request?.().id : undefined
-  const marks = invocationId === undefined ? undefined : { log: options.startLog as StepStartLog, invocationId }
+  const invocationId = (atMostOnce && options.startLog) || options.crashGuard ? ctx.request?.().id : undefined
+  const marks = invocationId === undefined || !atMostOnce || !options.startLog ? undefined : { log: options.startLog, invocationId }
+  const guard = invocationId === undefined || !options.crashGuard ? undefined : { ...options.crashGuard, invocationId }
   let acknowledged: (() => void) | undefined
+  // Forgotten only after a closure this attempt ran: a step replayed from the journal left no count behind.
+  let ran = false
   const result = ctx.run(key.name, async () => runInStep(key.name, async () => {
-    options.replayTracker?.markLive()
-    const markedEarlier = marks ? await marks.log.markStarted(marks.invocationId, key.name) : false
+    ran = true
+    // The guard first: a step it refuses does not run, so the replay is not over either.
+    const leaveGuard = guard ? await enterCrashGuard(guard, key.name) : undefined
     try {
+      options.replayTracker?.markLive()
+      const markedEarlier = marks ? await marks.log.markStarted(marks.invocationId, key.name) : false
       return await execute({ resumed: !processing || markedEarlier })
     } finally {
+      leaveGuard?.()
       if (options.onBoundary) acknowledged = awaitAcknowledgement()
     }
   }), runOptions)
-  if (!marks && !options.onBoundary) return result
+  if (!marks && !guard && !options.onBoundary) return result
   const settled = (): void => {
     acknowledged?.()
     marks?.log.forget(marks.invocationId, key.name).catch(() => undefined)
+    if (ran) guard?.log.forget(guard.invocationId, key.name).catch(() => undefined)
   }
   if (!isRestatePromiseLike(result)) return result.finally(settled)
   return result.map((value, failure) => {
@@ -211,6 +232,27 @@ function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, ke
     if (failure !== undefined) throw failure
     return value as T
   })
+}
+
+/** Default of `crashGuard.suspectWaitMs`. */
+const DEFAULT_SUSPECT_WAIT_MS = 60_000
+
+/**
+ * Counts this start of `step` in the crash log, after waiting for its turn when an earlier attempt ended in it;
+ * throws `step_crashed` instead when `maxCrashes` attempts did. Resolves with the function that ends its turn.
+ */
+async function enterCrashGuard(guard: { log: StepCrashLog; maxCrashes: number; suspectWaitMs?: number; invocationId: string }, step: string): Promise<() => void> {
+  const crashes = await guard.log.crashes(guard.invocationId, step)
+  const leave = crashes > 0 ? await takeSuspectTurn(guard.suspectWaitMs ?? DEFAULT_SUSPECT_WAIT_MS) : () => undefined
+  try {
+    // Thrown inside the step: the SDK journals it as the step's terminal failure (the message is what survives).
+    if (crashes >= guard.maxCrashes) throw new DurableError(`step_crashed: ${crashes} attempts ended while step ${step} ran (the process died in it, or the attempt was aborted); it is not run again.`, 'step_crashed')
+    await guard.log.starting(guard.invocationId, step, crashes)
+    return leave
+  } catch (error) {
+    leave()
+    throw error
+  }
 }
 
 function mintAwakeable<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, timeoutMs: number | undefined): DurableAwakeable<T> {

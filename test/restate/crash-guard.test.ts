@@ -1,0 +1,73 @@
+import { readdirSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { stepKey } from '../../src/durable/runtime'
+import { createFileCrashLog, takeSuspectTurn } from '../../src/restate/crash-log'
+import type { StepCrashLog } from '../../src/restate/crash-log'
+import { restateRuntime } from '../../src/restate/runtime'
+import { createFakeObjectContext } from '../helpers/restate/fake-context'
+
+const folders: string[] = []
+afterEach(async () => { for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true }) })
+async function folder(): Promise<string> {
+  const made = await mkdtemp(join(tmpdir(), 'zidane-crashes-'))
+  folders.push(made)
+  return join(made, 'crashes')
+}
+
+/** A runtime on a fake context of invocation `inv_1` whose steps are guarded by `log`. */
+function guarded(log: StepCrashLog, maxCrashes = 3): ReturnType<typeof restateRuntime> {
+  return restateRuntime({ ...createFakeObjectContext(), request: () => ({ id: 'inv_1' }) }, { crashGuard: { log, maxCrashes, suspectWaitMs: 5_000 } })
+}
+
+describe('the file crash log', () => {
+  it('keeps a running step counted for a later instance (the next process) until the step is forgotten', async () => {
+    const path = await folder()
+    await createFileCrashLog(path).starting('inv_1', 'run_1/t0/toolu_1/tool', 0)
+    const later = createFileCrashLog(path)
+    expect(await later.crashes('inv_1', 'run_1/t0/toolu_1/tool')).toBe(1)
+    expect(await later.crashes('inv_2', 'run_1/t0/toolu_1/tool')).toBe(0)
+    await later.starting('inv_1', 'run_1/t0/toolu_1/tool', 1)
+    expect(await later.crashes('inv_1', 'run_1/t0/toolu_1/tool')).toBe(2)
+    await later.forget('inv_1', 'run_1/t0/toolu_1/tool')
+    await later.forget('inv_1', 'never started')
+    expect(readdirSync(path)).toEqual([])
+  })
+})
+
+describe('the crash guard of a Restate runtime', () => {
+  it('counts a step while it runs and forgets it once its result is in', async () => {
+    const log = createFileCrashLog(await folder())
+    const runtime = guarded(log)
+    const seen = await runtime.step(stepKey('run_1', 'tool', 't0', 'toolu_1'), async () => log.crashes('inv_1', 'run_1/t0/toolu_1/tool'))
+    expect(seen).toBe(1)
+    await expect.poll(() => log.crashes('inv_1', 'run_1/t0/toolu_1/tool')).toBe(0)
+  })
+
+  it('does not run again a step that the most attempts ended in, and names it', async () => {
+    const log = createFileCrashLog(await folder())
+    for (let crashes = 0; crashes < 3; crashes++) await log.starting('inv_1', 'run_1/t0/toolu_1/tool', crashes)
+    let ran = false
+    await expect(guarded(log).step(stepKey('run_1', 'tool', 't0', 'toolu_1'), async () => { ran = true })).rejects.toThrow(/^step_crashed: 3 attempts ended while step run_1\/t0\/toolu_1\/tool ran/)
+    expect(ran).toBe(false)
+    // Its failure is its journaled result: the count goes with it.
+    await expect.poll(() => log.crashes('inv_1', 'run_1/t0/toolu_1/tool')).toBe(0)
+  })
+
+  it('runs a step an earlier attempt ended in only once no other such step runs in the process', async () => {
+    const log = createFileCrashLog(await folder())
+    await log.starting('inv_1', 'run_1/t0/toolu_1/tool', 0)
+    const holder = await takeSuspectTurn(5_000)
+    const order: string[] = []
+    const suspect = guarded(log).step(stepKey('run_1', 'tool', 't0', 'toolu_1'), async () => { order.push('suspect') })
+    // A step no attempt ended in does not wait.
+    await guarded(log).step(stepKey('run_1', 'tool', 't0', 'toolu_2'), async () => { order.push('fresh') })
+    await new Promise(resolve => setTimeout(resolve, 50))
+    expect(order).toEqual(['fresh'])
+    holder()
+    await suspect
+    expect(order).toEqual(['fresh', 'suspect'])
+  })
+})
