@@ -25,6 +25,25 @@ export interface ServicesConfig {
    * (a model call, a tool) may take beyond it before Restate aborts the attempt and retries.
    */
   abortTimeoutMs: number
+  /**
+   * Most attempts Restate makes of one agent invocation (a session's `run` or `deliver`, a sub-agent's `run`) before it
+   * kills it (`ZIDANE_MAX_ATTEMPTS`, default {@link DEFAULT_MAX_ATTEMPTS}; `0` or `unlimited`: no bound, retried
+   * forever). Every attempt that ends without the handler returning counts, for every invocation the process was
+   * running: one a crash cut, one a restart ended, one refused while the services were down. The spacing is Restate's
+   * (`restate.toml`: 100 ms doubling to 2 s), so the default is about a minute: a run that crashes the process outside
+   * any step is killed after it (70 s measured with this spacing, its restarts included), and so is a run whose services
+   * stay unreachable for about 50 s. The session's next run records a killed run `failed`, naming the step it was in
+   * (`endKilledRuns`). A step that crashes the process is caught long before, by `maxStepCrashes`.
+   */
+  maxAttempts: number | undefined
+  /**
+   * Attempts that may end while one step of an agent run runs before that step is not run again and fails the run
+   * (`ZIDANE_MAX_STEP_CRASHES`, default 3; `0`: off). It catches a step that crashes the process on every attempt (an
+   * out-of-memory tool, a crash in a dependency) within a few restarts (7 s measured), long before `maxAttempts`,
+   * which counts the attempts of every run the crashes cut. It counts the step that crashes: a step of another run
+   * caught in the same crash waits for its turn to run alone and is not counted again (`RestateRuntimeOptions.crashGuard`).
+   */
+  maxStepCrashes: number | undefined
   /** Tools that need a person's approval before each call (`ZIDANE_APPROVE_TOOLS`, comma-separated). */
   approveTools: string[]
   /** Tools that are always refused (`ZIDANE_DENY_TOOLS`, comma-separated). */
@@ -58,6 +77,24 @@ function numberFrom(value: string | undefined, fallback: number): number {
   return Number.isFinite(parsed) ? parsed : fallback
 }
 
+/** Attempts of an agent invocation when `ZIDANE_MAX_ATTEMPTS` is unset: about a minute of Restate's retries. */
+export const DEFAULT_MAX_ATTEMPTS = 30
+
+/** Crashes of one step when `ZIDANE_MAX_STEP_CRASHES` is unset. */
+export const DEFAULT_MAX_STEP_CRASHES = 3
+
+/** `ZIDANE_MAX_ATTEMPTS` read: a whole number of at least 1, or undefined (no bound) for `0` and `unlimited`. */
+function maxAttemptsFrom(value: string | undefined): number | undefined {
+  if (value?.trim().toLowerCase() === 'unlimited') return undefined
+  return positiveOrOff(numberFrom(value, DEFAULT_MAX_ATTEMPTS))
+}
+
+/** A whole number of at least 1, or undefined (off) for anything less. */
+function positiveOrOff(value: number): number | undefined {
+  const whole = Math.floor(value)
+  return whole >= 1 ? whole : undefined
+}
+
 function listFrom(value: string | undefined): string[] {
   return (value ?? '').split(',').map(item => item.trim()).filter(Boolean)
 }
@@ -77,6 +114,8 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     maxChildDepth: numberFrom(env.ZIDANE_MAX_CHILD_DEPTH, 2),
     inactivityTimeoutMs: numberFrom(env.ZIDANE_INACTIVITY_TIMEOUT_MS, 60_000),
     abortTimeoutMs: numberFrom(env.ZIDANE_ABORT_TIMEOUT_MS, 30 * 60_000),
+    maxAttempts: maxAttemptsFrom(env.ZIDANE_MAX_ATTEMPTS),
+    maxStepCrashes: positiveOrOff(numberFrom(env.ZIDANE_MAX_STEP_CRASHES, DEFAULT_MAX_STEP_CRASHES)),
     questionTimeoutMs: questionTimeoutMs > 0 ? questionTimeoutMs : undefined,
     approvalTimeoutMs: approvalTimeoutMs > 0 ? approvalTimeoutMs : undefined,
     defaultMaxTurns: numberFrom(env.ZIDANE_MAX_TURNS, 50),

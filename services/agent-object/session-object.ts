@@ -5,6 +5,7 @@ import { isRestateCancellation, restateRuntime, restateSpawnTool } from 'zidane/
 import { createSession, loadSession } from 'zidane/session'
 import { boundaryProbe } from '../boundary-probe'
 import { stepStartLog } from '../step-starts'
+import { stepCrashGuard } from '../step-crashes'
 import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
 import type { CurrentInvocation, DeliverRequest, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
@@ -27,6 +28,9 @@ import { inboxSteering, takeForDelivery } from './inbox-steering'
 import { PENDING_QUESTIONS_KEY } from './pending-questions'
 import { INTERACTION_TOOL_NAMES, restateInteractionTools } from './restate-interaction-tools'
 import { readSessionView } from './session-view'
+import { CANCELLED_CALL_TEXT, endKilledRuns, endRunningRuns, FAILED_CALL_TEXT } from './run-endings'
+import type { RunsEnding } from './run-endings'
+import { agentRetryPolicy } from '../agent-retry-policy'
 import { recordedSessionStore } from '../event-log/session-events'
 import { createEventOutbox } from '../event-log/event-outbox'
 import type { SessionEventOutbox } from '../event-log/event-outbox'
@@ -58,9 +62,6 @@ async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest
   })
 }
 
-const CANCELLED_CALL_TEXT = '[Tool use cancelled] The run was cancelled before this call finished. Its effect may or may not have happened: check before you run it again.'
-const FAILED_CALL_TEXT = '[Tool use failed] The run failed before this call finished. Its effect may or may not have happened: check before you run it again.'
-
 /**
  * Records how an invocation ended for good (cancelled, or a terminal failure): its questions are closed, the
  * invocation record says so, and the session's unfinished runs end with that status, their open tool calls closed so
@@ -88,23 +89,21 @@ async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentI
 }
 
 /** Ends the session's running runs with `status`, closing their open tool calls with `text`. */
-async function closeUnfinishedRuns(ctx: restate.ObjectContext, outbox: SessionEventOutbox, end: { status: 'cancelled' | 'failed'; reason: string; endedAt: number; text: string }): Promise<void> {
+async function closeUnfinishedRuns(ctx: restate.ObjectContext, outbox: SessionEventOutbox, end: RunsEnding): Promise<void> {
   const clock = { now: () => end.endedAt }
   const session = await loadSession(recordedSessionStore(ctx, outbox, { clock, promises: restate.RestatePromise }), ctx.key, { clock })
-  if (!session) return
-  const running = session.runs.filter(run => run.status === 'running')
-  await session.healInterruptedToolCalls(end.text, running.at(-1)?.id)
-  for (const run of running) await session.upsertRun({ ...run, status: end.status, endedAt: end.endedAt, error: end.reason })
-  await session.setStatus(end.status)
+  if (session) await endRunningRuns(session, end)
 }
 
 async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, outbox: SessionEventOutbox): Promise<AgentStats> {
   const offered = offeredToolNames()
   const settings = await runSettingsFor(ctx, request.runSettings === 'journaled', () => currentRunSettings(config, offered))
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, outbox, { promises: restate.RestatePromise }), startLog: stepStartLog(), ...boundaryProbe() })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, outbox, { promises: restate.RestatePromise }), startLog: stepStartLog(), ...stepCrashGuard(), ...boundaryProbe() })
   const store = durable.stores.session
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
+  // Only when an earlier invocation was killed: the new commands it issues are on no other run's path.
+  await endKilledRuns(ctx, session, config.maxAttempts)
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))
   const spawn = restateSpawnTool({
     // The parent's events before a child's own (the child appends its events itself) and before the run waits on it.
@@ -176,6 +175,8 @@ async function readView(ctx: restate.ObjectSharedContext, request: SessionViewRe
 }
 
 const timeouts = { inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }
+/** The runs' attempts are bounded (`ZIDANE_MAX_ATTEMPTS`): a step that crashes the process on every attempt ends. */
+const bounded = agentRetryPolicy(config.maxAttempts)
 /** Reads are not worth keeping once answered: Restate drops their journal at once, so polling piles up nothing. */
 const unretained = { journalRetention: 0, idempotencyRetention: 0 }
 /**
@@ -191,8 +192,8 @@ const lazy = { enableLazyState: true }
 export const sessionObject = restate.object({
   name: SESSION_SERVICE,
   handlers: {
-    run: restate.handlers.object.exclusive({ ...timeouts, ...lazy }, runSession),
-    deliver: restate.handlers.object.exclusive({ ...timeouts, ...lazy }, deliverSteering),
+    run: restate.handlers.object.exclusive({ ...timeouts, ...lazy, ...bounded }, runSession),
+    deliver: restate.handlers.object.exclusive({ ...timeouts, ...lazy, ...bounded }, deliverSteering),
     get: restate.handlers.object.shared({ ...unretained, ...lazy }, readView),
     invocation: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
     pending: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),

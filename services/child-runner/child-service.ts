@@ -4,8 +4,10 @@ import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
 import { restateRuntime, restateSpawnTool } from 'zidane/restate'
 import type { ChildRunRequest, ChildRunResult, MergedChild, SpawnLimits } from 'zidane/restate'
 import { createSession } from 'zidane/session'
+import { agentRetryPolicy } from '../agent-retry-policy'
 import { boundaryProbe } from '../boundary-probe'
 import { stepStartLog } from '../step-starts'
+import { stepCrashGuard } from '../step-crashes'
 import { withErrorBoundary } from '../handler-boundary'
 import { loadServicesConfig } from '../config'
 import { CHILD_SERVICE, SPAWN_TOOL } from '../contract'
@@ -86,7 +88,7 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
   }
   // The sub-agent's events go live to its root session's log; its turns reach the session when the parent merges them.
   const sessionStore = recordedChildStore(outbox, { depth: request.depth, label: request.label })
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, sessionStore, startLog: stepStartLog(), ...boundaryProbe() })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, sessionStore, startLog: stepStartLog(), ...stepCrashGuard(), ...boundaryProbe() })
   const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, store: sessionStore, clock: { now: () => startedAt } })
   const merged: MergedChild[] = []
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
@@ -114,7 +116,7 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
 export const childService = restate.service({
   name: CHILD_SERVICE,
   handlers: {
-    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }, async (ctx: restate.Context, request: ServicesChildRunRequest) => {
+    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs, ...agentRetryPolicy(config.maxAttempts) }, async (ctx: restate.Context, request: ServicesChildRunRequest) => {
       // Per write, as before the outbox (nothing to sync): a child started by an older parent replays on this code unchanged.
       const outbox = createEventOutbox(ctx, rootSessionKey(request.sessionId ?? 'children'), undefined, 'per-write')
       return withErrorBoundary(() => runChild(ctx, request, outbox))

@@ -41,6 +41,12 @@ export interface TestStackOptions {
 const GENEROUS_GATEWAY_LIMITS = { GATEWAY_RATE_PER_SECOND: '10000', GATEWAY_RATE_BURST: '10000' }
 
 /**
+ * Restate retries fast here (50 ms doubling to 500 ms, not restate.toml's 100 ms to 2 s), so tests wait less after a
+ * kill; the agent runs' bound on attempts (`ZIDANE_MAX_ATTEMPTS`) is scaled with it, to the same minute of retries.
+ */
+const FAST_RETRIES = { RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ZIDANE_MAX_ATTEMPTS: '120' }
+
+/**
  * Starts a stack with two tenants' API keys (or one, see options); `env` reaches the services and the gateway. A start
  * that fails (a process giving up at start, e.g. a free port another process took between picking and binding it) is
  * tried once more on new ports; a second failure reports what the processes printed.
@@ -67,7 +73,7 @@ async function startTestStackOnce(env: Record<string, string>, options: TestStac
   const fatalAtStart = new Promise<never>((_resolve, reject) => { giveUp = reason => reject(new Error(reason)) })
   fatalAtStart.catch(() => undefined) // a fatal exit after the start is reported through fatalReasons()
   const onFatal = (reason: string): void => { fatal.push(reason); giveUp(reason) }
-  const starting = startStack(config, onFatal, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL: '50ms', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms', ...GENEROUS_GATEWAY_LIMITS, ...env }, keep, processes)
+  const starting = startStack(config, onFatal, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), ...FAST_RETRIES, ...GENEROUS_GATEWAY_LIMITS, ...env }, keep, processes)
   const stack = await Promise.race([starting, fatalAtStart]).catch(async (error: unknown) => {
     const stopAll = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
     // The start may still add a process after giving up here: stop those too once it settles.
