@@ -30,9 +30,9 @@ export interface ServicesConfig {
    * kills it (`ZIDANE_MAX_ATTEMPTS`, default {@link DEFAULT_MAX_ATTEMPTS}; `0` or `unlimited`: no bound, retried
    * forever). Every attempt that ends without the handler returning counts, for every invocation the process was
    * running: one a crash cut, one a restart ended, one refused while the services were down. The spacing is Restate's
-   * (`restate.toml`: 100 ms doubling to 2 s), so the default is about a minute: a run that crashes the process outside
-   * any step is killed after it (70 s measured with this spacing, its restarts included), and so is a run whose services
-   * stay unreachable for about 50 s. The session's next run records a killed run `failed`, naming the step it was in
+   * (`restate.toml`: 100 ms doubling to 2 s), so the default is about twelve minutes: a run that crashes the process
+   * outside any step is killed after them, and so is a run whose services stay unreachable that long (a deploy or an
+   * outage longer than that ends the runs in flight as failed: raise it, or `unlimited`, where that matters more). The session's next run records a killed run `failed`, naming the step it was in
    * (`endKilledRuns`). A step that crashes the process is caught long before, by `maxStepCrashes`.
    */
   maxAttempts: number | undefined
@@ -77,8 +77,11 @@ function numberFrom(value: string | undefined, fallback: number): number {
   return Number.isFinite(parsed) ? parsed : fallback
 }
 
-/** Attempts of an agent invocation when `ZIDANE_MAX_ATTEMPTS` is unset: about a minute of Restate's retries. */
-export const DEFAULT_MAX_ATTEMPTS = 30
+/**
+ * Attempts of an agent invocation when `ZIDANE_MAX_ATTEMPTS` is unset: about twelve minutes of Restate's retries, so a
+ * services restart or deploy never ends a run, while a run that crashes the process outside any step still ends.
+ */
+export const DEFAULT_MAX_ATTEMPTS = 360
 
 /** Crashes of one step when `ZIDANE_MAX_STEP_CRASHES` is unset. */
 export const DEFAULT_MAX_STEP_CRASHES = 3
