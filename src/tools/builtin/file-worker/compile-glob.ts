@@ -1,10 +1,20 @@
+import { FileToolFailure } from './file-tool-failure.ts'
+
 /**
  * Compiles a glob into a regular expression matched against a whole `/`-separated relative path. Supports `*` (any
  * characters but `/`), `**` as a whole segment (any number of segments), `?` (one character but `/`), `{a,b}`
  * (alternatives, nestable) and `\` to escape the next character; everything else is literal. Dotfiles get no special care.
  */
 export function compileGlob(pattern: string): RegExp {
-  return new RegExp(`^${translateGlob(pattern)}$`)
+  try {
+    const regex = new RegExp(`^${translateGlob(pattern)}$`)
+    // V8 compiles a pattern at its first match: one too large fails only then, so match once here.
+    regex.test('')
+    return regex
+  } catch {
+    // Braces nested thousands deep overflow the stack of the translation or of V8's parser; a huge glob is too large.
+    throw new FileToolFailure('invalid_pattern', 'Invalid glob: it is too long or nests braces too deeply to compile.')
+  }
 }
 
 function translateGlob(pattern: string): string {

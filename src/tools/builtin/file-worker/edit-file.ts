@@ -28,6 +28,7 @@ export async function editFile(root: string, userPath: string, edit: Edit, quota
     const count = countOccurrences(content, edit.oldText)
     if (count === 0) throw new FileToolFailure('old_text_not_found', `oldText was not found in ${file.relative}. Read the file and copy the text exactly, including whitespace.`)
     if (count > 1 && !edit.replaceAll) throw new FileToolFailure('old_text_ambiguous', `oldText occurs ${count} times in ${file.relative}. Add surrounding lines to make it unique, or set replaceAll to true.`)
+    assertResultFits(file.relative, size, count, edit)
     const next = Buffer.from(content.split(edit.oldText).join(edit.newText), 'utf8')
     if (next.length > size) await assertRoomFor(root, quotaBytes, next.length - size)
     await handle.truncate(0).catch((error: unknown) => { throw failureOf(error, file.relative) })
@@ -36,6 +37,15 @@ export async function editFile(root: string, userPath: string, edit: Edit, quota
   } finally {
     await handle.close()
   }
+}
+
+/**
+ * Refuses an edit whose result would pass the size `edit_file` handles, before building it: many occurrences times a
+ * long `newText` would otherwise exhaust the worker's memory or V8's string length.
+ */
+function assertResultFits(relative: string, size: number, count: number, edit: Edit): void {
+  const resultBytes = size + count * (Buffer.byteLength(edit.newText) - Buffer.byteLength(edit.oldText))
+  if (resultBytes > EDIT_FILE_MAX_BYTES) throw new FileToolFailure('file_too_large', `Replacing ${count} occurrence${count === 1 ? '' : 's'} would make ${relative} ${resultBytes} bytes; edit_file writes files up to ${EDIT_FILE_MAX_BYTES} bytes. Use shell for larger files.`)
 }
 
 async function writeAt(handle: FileHandle, bytes: Buffer): Promise<void> {

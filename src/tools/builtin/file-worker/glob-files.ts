@@ -1,11 +1,11 @@
 import { lstat } from 'node:fs/promises'
 import { compileGlob } from './compile-glob.ts'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'
-import { GLOB_MAX_RESULTS } from './limits.ts'
+import { GLOB_MAX_OUTPUT_BYTES, GLOB_MAX_RESULTS } from './limits.ts'
 import { resolveInside } from './resolve-path.ts'
 import { joinRelative, walkBudget, walkFiles } from './walk-files.ts'
 
-/** `glob`: the regular files under `userPath` whose path relative to it matches `pattern`, at most 1000. */
+/** `glob`: the regular files under `userPath` whose path relative to it matches `pattern`, at most 1000 and 256 KiB of paths. */
 export async function globFiles(root: string, userPath: string, pattern: string): Promise<string> {
   const matcher = compileGlob(pattern)
   const base = await resolveInside(root, userPath)
@@ -13,10 +13,13 @@ export async function globFiles(root: string, userPath: string, pattern: string)
   if (!stats.isDirectory()) throw new FileToolFailure('not_a_directory', `${base.relative} is not a directory.`)
   const budget = walkBudget()
   const matches: string[] = []
+  let bytes = 0
   for await (const relative of walkFiles(base.absolute, budget)) {
     if (!matcher.test(relative)) continue
-    if (matches.length === GLOB_MAX_RESULTS) return `${matches.join('\n')}\n[More than ${GLOB_MAX_RESULTS} files match; narrow the pattern.]`
-    matches.push(joinRelative(base.relative, relative))
+    const match = joinRelative(base.relative, relative)
+    bytes += Buffer.byteLength(match) + 1
+    if (matches.length === GLOB_MAX_RESULTS || bytes > GLOB_MAX_OUTPUT_BYTES) return `${matches.join('\n')}\n[More than ${matches.length} files match; narrow the pattern.]`
+    matches.push(match)
   }
   const note = budget.truncated ? `\n[The search stopped after ${budget.entries} entries; narrow the path.]` : ''
   return matches.length === 0 ? `No files match.${note}` : `${matches.join('\n')}${note}`

@@ -37,7 +37,10 @@ export async function grepFiles(root: string, userPath: string, pattern: string,
 
 function compileRegex(pattern: string): RegExp {
   try {
-    return new RegExp(pattern)
+    const regex = new RegExp(pattern)
+    // V8 compiles a pattern at its first match: one too large or nested too deeply fails only then, so match once here.
+    regex.test('')
+    return regex
   } catch (error) {
     throw new FileToolFailure('invalid_pattern', `Invalid regular expression: ${error instanceof Error ? error.message : String(error)}`)
   }

@@ -12,6 +12,8 @@ export const GREP_MAX_OUTPUT_BYTES = 64 * 1024
 export const GREP_MAX_FILE_BYTES = 4 * 1024 * 1024
 /** Most paths `glob` returns. */
 export const GLOB_MAX_RESULTS = 1000
+/** Most bytes of output `glob` returns: 1,000 paths near PATH_MAX would not fit the worker's reply. */
+export const GLOB_MAX_OUTPUT_BYTES = 256 * 1024
 /** Most entries `list_files` returns. */
 export const LIST_FILES_MAX_ENTRIES = 1000
 /** Largest file `edit_file` rewrites (it holds the file in memory twice). */
