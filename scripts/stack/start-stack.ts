@@ -10,6 +10,7 @@ import { registerDeployment } from './register-deployment'
 import { isMultiTenant, servicesEnvironment, withoutVariables } from './process-env'
 import { restateListenEnv, restateUrls, waitForRestate } from './restate-server'
 import type { StackConfig } from './stack-config'
+import { asServicesUser, prepareForServicesUser, servicesUser } from './services-user'
 import { supervise } from './supervisor'
 import type { ProcessHandle } from './supervisor'
 import { isHealthy, waitUntil } from './wait'
@@ -28,6 +29,21 @@ export interface RunningStack {
 /** Runs a TypeScript entry in ONE Node process (tsx's loader, not its CLI wrapper), so signals reach the program itself. */
 function tsx(rootDir: string, script: string): { command: string; args: string[] } {
   return { command: process.execPath, args: ['--import', pathToFileURL(join(rootDir, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs')).href, join(rootDir, script)] }
+}
+
+/**
+ * How the services process starts: as the unprivileged `ZIDANE_SERVICES_USER` (default `nobody`) when the stack runs
+ * as root and can hand it the cgroups the sandbox needs, with the workspace root and a home of its own; else as the
+ * stack's own user.
+ */
+function servicesProgram(config: StackConfig, workspaceRoot: string, env: NodeJS.ProcessEnv, log: ((name: string, line: string) => void) | undefined): { program: { command: string; args: string[] }; env: NodeJS.ProcessEnv } {
+  const program = tsx(config.rootDir, 'services/endpoint.ts')
+  const user = servicesUser(env)
+  if (user === undefined) return { program, env: {} }
+  const home = join(config.dataDir, 'services-home')
+  const cgroups = prepareForServicesUser(user, config.dataDir, [workspaceRoot, home])
+  ;(log ?? ((name: string, line: string) => console.log(`[${name}] ${line}`)))('stack', `services run as ${user.name} (uid ${user.uid}), not root`)
+  return { program: asServicesUser(user, cgroups, program.command, program.args), env: { HOME: home } }
 }
 
 /**
@@ -63,15 +79,17 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
   const servicesEnv = servicesEnvironment({ ...process.env, ...extraEnv, ...(isMultiTenant(config.gatewayApiKeys) ? { ZIDANE_SANDBOX: 'required' } : {}) })
   const shell = shellPolicy(servicesEnv).status
   ;(log ?? ((name: string, line: string) => console.log(`[${name}] ${line}`)))('stack', `shell: ${shell.mode} (${shell.reason})`)
+  const workspaceRoot = process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces')
+  const services = servicesProgram(config, workspaceRoot, { ...process.env, ...extraEnv }, log)
   processes.push(supervise({
     name: 'services',
-    ...tsx(config.rootDir, 'services/endpoint.ts'),
+    ...services.program,
     ...logged,
     // Up once it listens: a services process that crashes after that (a run's step crashing it) is restarted forever.
     ready: () => acceptsConnections(config.servicesPort),
     // A stopped services process first lets its running steps finish (its shutdown grace).
     stopTimeoutMs: shutdownGraceMs({ ...process.env, ...extraEnv }) + 5_000,
-    env: { ...servicesEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), ZIDANE_LIVE_PORT: String(config.livePort), ZIDANE_LIVE_TOKEN: config.liveToken, RESTATE_IDENTITY_KEYS: keys.publicKeyId, RESTATE_INGRESS_URL: ingressUrl, ZIDANE_WORKSPACE_ROOT: process.env.ZIDANE_WORKSPACE_ROOT ?? join(config.dataDir, 'workspaces') },
+    env: { ...servicesEnv, SERVICES_HOST: '127.0.0.1', SERVICES_PORT: String(config.servicesPort), ZIDANE_LIVE_PORT: String(config.livePort), ZIDANE_LIVE_TOKEN: config.liveToken, RESTATE_IDENTITY_KEYS: keys.publicKeyId, RESTATE_INGRESS_URL: ingressUrl, ZIDANE_WORKSPACE_ROOT: workspaceRoot, ...services.env },
   }, onFatal))
   // Registering before the services listen would make Restate log discovery warnings.
   await waitUntil(() => acceptsConnections(config.servicesPort), 120_000, 'the services to listen')

@@ -64,7 +64,7 @@ describe('crashes of the services process', { timeout: 180_000 }, () => {
     })
     // The unsafe tool's side effect goes to a ledger outside its workspace, which a sandboxed command cannot reach: one tenant, no sandbox.
     stack = await startTestStack({ ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: m().url, ZIDANE_MODEL: 'claude-test', ZIDANE_SANDBOX: 'off' }, { tenants: 1 })
-    ledger = join(s().dataDir, 'side-effects.log')
+    ledger = join(s().sharedDir, 'side-effects.log')
   }, 120_000)
   afterAll(async () => {
     await stack?.destroy()

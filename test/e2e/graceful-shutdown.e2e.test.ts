@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { INTERRUPTED_TOOL_TEXT } from 'zidane'
 import { waitFor as pollUntilDefined } from '../helpers/restate/restate-harness'
-import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
+import { printStackOutputOnFailure, shareWithServices, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
 interface Block { type: string; content?: unknown }
@@ -41,6 +41,7 @@ describe('deploys of the services process', () => {
 
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'zidane-drain-'))
+    await shareWithServices(folder)
     // One tenant and no sandbox: these tests follow the host process groups of unsandboxed commands (pids, orphans).
     stack = await startTestStack({ ZIDANE_SHUTDOWN_GRACE_MS: String(GRACE_MS), ZIDANE_SANDBOX: 'off' }, { tenants: 1 })
   }, 120_000)

@@ -59,6 +59,12 @@ describe('a hostile tenant against the file tools, on the real stack with the sa
   }
   const servicesPid = (): number | undefined => s().services().current()?.pid
 
+  it.skipIf(process.getuid?.() !== 0)('runs the services process as nobody without capabilities when the stack runs as root', async () => {
+    const status = await readFile(`/proc/${servicesPid() ?? 'missing'}/status`, 'utf8')
+    expect(/^Uid:\s+(\d+)\s+(\d+)/m.exec(status)?.slice(1)).toEqual(['65534', '65534'])
+    expect(status).toMatch(/^CapEff:\s+0+$/m)
+  })
+
   it('keeps a persisted output out of a planted folder link and a planted file link: the host canary is untouched', async () => {
     const hostFolder = join(s().dataDir, 'host-canary')
     await mkdir(hostFolder)

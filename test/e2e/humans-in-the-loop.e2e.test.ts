@@ -50,7 +50,7 @@ function humansInTheLoop(mode: 'normal' | 'always replay', env: Record<string, s
   let stack: TestStack | undefined
   let model: FakeAnthropicServer | undefined
   const s = (): TestStack => { if (!stack) throw new Error('no stack'); return stack }
-  const ledger = (): string => join(s().dataDir, 'side-effects.log')
+  const ledger = (): string => join(s().sharedDir, 'side-effects.log')
   const tag = mode === 'normal' ? 'n' : 'r'
 
   beforeAll(async () => {

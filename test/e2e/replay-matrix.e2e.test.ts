@@ -213,7 +213,7 @@ async function stopMatrixStack(): Promise<void> {
 
 function newCell(mode: string, index: number, scenario: number): Cell {
   const tag = `${mode}${scenario}k${index}`
-  return { tag, sessionId: `m-${tag}`, ledger: join(stack().dataDir, 'side-effects.log') }
+  return { tag, sessionId: `m-${tag}`, ledger: join(stack().sharedDir, 'side-effects.log') }
 }
 
 /** What every cell of a scenario must match: the normal run's end, with each side effect once. */

@@ -9,7 +9,7 @@ import { STEP_STARTS_FOLDER } from '../../services/step-starts'
 import { waitFor } from '../helpers/restate/restate-harness'
 import { startLossyProxy } from '../helpers/lossy-proxy'
 import type { LossyProxy } from '../helpers/lossy-proxy'
-import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
+import { printStackOutputOnFailure, shareWithServices, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
 interface View { status: string; turns: Array<{ content: Array<{ type: string; content?: unknown }> }> }
@@ -35,6 +35,7 @@ describe('an unsafe call killed as it starts, over a slow network that loses wha
 
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'zidane-once-'))
+    await shareWithServices(folder)
     // One tenant and no sandbox: the command writes its ledger in this test's folder.
     stack = await startTestStack({ ZIDANE_SANDBOX: 'off' }, { tenants: 1 })
     proxy = await startLossyProxy(Number(new URL(stack.servicesUrl).port), NETWORK_DELAY_MS)

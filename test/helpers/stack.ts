@@ -1,7 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { afterEach } from 'vitest'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { freeStackPortsEnv } from '../../scripts/stack/free-port'
 import { loadStackConfig } from '../../scripts/stack/stack-config'
 import { startStack } from '../../scripts/stack/start-stack'
@@ -12,6 +12,11 @@ import type { ProcessHandle } from '../../scripts/stack/supervisor'
 export interface TestStack extends RunningStack {
   apiKeys: [string, string]
   dataDir: string
+  /**
+   * A folder the services' unprivileged user may write too (the stack runs them as `nobody` when it runs as root): where
+   * unsandboxed test commands keep their ledgers of side effects, outside any workspace.
+   */
+  sharedDir: string
   /** The Restate server's Prometheus metrics (its node port). */
   metricsUrl: string
   /** The services endpoint's own address (the deployment Restate calls). */
@@ -73,6 +78,11 @@ async function startTestStackOnce(env: Record<string, string>, options: TestStac
   const fatalAtStart = new Promise<never>((_resolve, reject) => { giveUp = reason => reject(new Error(reason)) })
   fatalAtStart.catch(() => undefined) // a fatal exit after the start is reported through fatalReasons()
   const onFatal = (reason: string): void => { fatal.push(reason); giveUp(reason) }
+  // Run as root, the stack starts the services as an unprivileged user: the kill plan's folder must be theirs to write.
+  if (env.ZIDANE_TEST_KILL_PLAN !== undefined) await shareWithServices(dirname(env.ZIDANE_TEST_KILL_PLAN))
+  const sharedDir = join(dataDir, 'shared')
+  await mkdir(sharedDir)
+  await shareWithServices(sharedDir)
   const starting = startStack(config, onFatal, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), ...FAST_RETRIES, ...GENEROUS_GATEWAY_LIMITS, ...env }, keep, processes)
   const stack = await Promise.race([starting, fatalAtStart]).catch(async (error: unknown) => {
     const stopAll = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
@@ -88,6 +98,7 @@ async function startTestStackOnce(env: Record<string, string>, options: TestStac
     output: () => `${output.join('\n')}${fatal.length > 0 ? `\nfatal: ${fatal.join('; ')}` : ''}`,
     apiKeys,
     dataDir,
+    sharedDir,
     metricsUrl: `http://127.0.0.1:${config.fabricPort}/metrics`,
     servicesUrl: `http://127.0.0.1:${config.servicesPort}`,
     services: () => {
@@ -112,4 +123,9 @@ export function printStackOutputOnFailure(stack: () => TestStack | undefined): v
   afterEach(context => {
     if (context.task.result?.state === 'fail') console.error(`---- stack output (${context.task.name}) ----\n${stack()?.output() ?? ''}`)
   })
+}
+
+/** Lets the services' unprivileged user create files in `folder`, a test's own (the stack runs them as `nobody` when root). */
+export async function shareWithServices(folder: string): Promise<void> {
+  await chmod(folder, 0o777)
 }

@@ -1,0 +1,77 @@
+import { execFileSync } from 'node:child_process'
+import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { findCgroupRoots } from '../../src/tools/builtin/cgroup-roots'
+
+/** The unprivileged account the services process runs as. */
+export interface ServicesUser {
+  readonly name: string
+  readonly uid: number
+  readonly gid: number
+}
+
+/** The cgroup folder (below the stack's own, in each hierarchy) handed to the services user for the sandbox's cgroups. */
+const DELEGATED_CGROUP = 'zidane-services'
+
+/**
+ * Who the services run as: when the stack runs as root, the account `ZIDANE_SERVICES_USER` names (default `nobody`);
+ * undefined (they run as the stack's own user) when the stack is not root, when the setting is `root`, or when the
+ * host's cgroups cannot be delegated to another user (cgroup v2, read-only cgroups) and the setting is not explicit:
+ * the tenants' limits need the cgroups more than the services need to drop root.
+ */
+export function servicesUser(env: NodeJS.ProcessEnv): ServicesUser | undefined {
+  if (process.getuid?.() !== 0) return undefined
+  const name = env.ZIDANE_SERVICES_USER || 'nobody'
+  if (name === 'root') return undefined
+  if (env.ZIDANE_SERVICES_USER === undefined && !canDelegateCgroups()) return undefined
+  return { name, uid: idOf(name, '-u'), gid: idOf(name, '-g') }
+}
+
+function idOf(name: string, flag: '-u' | '-g'): number {
+  const id = Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim())
+  if (!Number.isInteger(id)) throw new Error(`ZIDANE_SERVICES_USER: no account named ${name}`)
+  return id
+}
+
+/** cgroup v1 hierarchies can be delegated with a chown; cgroup v2 asks for a layout the sandbox does not use yet. */
+function canDelegateCgroups(): boolean {
+  const roots = findCgroupRoots()
+  return roots.length > 0 && roots.every(root => root.version === 1)
+}
+
+/**
+ * Gives `user` what the services write: `folders` (the workspace root and a home; made theirs, links not followed), a way through the data
+ * folder to it (0711: no listing, its secrets stay 0600 and root's), and a cgroup of its own in each hierarchy the
+ * sandbox uses, where the services make the tenants' cgroups. Returns the `cgroup.procs` files the services process
+ * must join before it drops root.
+ */
+export function prepareForServicesUser(user: ServicesUser, dataDir: string, folders: readonly string[]): string[] {
+  chmodSync(dataDir, 0o711)
+  for (const folder of folders) {
+    mkdirSync(folder, { recursive: true, mode: 0o700 })
+    execFileSync('chown', ['-R', '-P', `${user.uid}:${user.gid}`, folder])
+  }
+  return findCgroupRoots().map(root => delegateCgroup(root.folder, user))
+}
+
+function delegateCgroup(parent: string, user: ServicesUser): string {
+  const folder = join(parent, DELEGATED_CGROUP)
+  if (!existsSync(folder)) mkdirSync(folder)
+  for (const entry of ['', 'cgroup.procs', 'tasks']) {
+    const path = join(folder, entry)
+    if (existsSync(path)) chownSync(path, user.uid, user.gid)
+  }
+  return join(folder, 'cgroup.procs')
+}
+
+/**
+ * The command that starts `command args` as `user`: a root shell moves itself into the delegated cgroups, then
+ * `setpriv` drops to the user (every capability and supplementary group dropped) and execs the program, keeping the
+ * process id the supervisor signals.
+ */
+export function asServicesUser(user: ServicesUser, cgroupProcs: readonly string[], command: string, args: readonly string[]): { command: string; args: string[] } {
+  const joins = cgroupProcs.map((_file, index) => `echo $$ > "$${index + 1}"`).join(' && ')
+  const drop = `exec setpriv --reuid=${user.uid} --regid=${user.gid} --clear-groups --inh-caps=-all -- "$@"`
+  const script = `${joins === '' ? '' : `${joins} && `}shift ${cgroupProcs.length} && ${drop}`
+  return { command: 'sh', args: ['-c', script, 'sh', ...cgroupProcs, command, ...args] }
+}
