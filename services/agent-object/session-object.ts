@@ -121,7 +121,7 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
     session,
     ...approvalOptions(ctx, request, settings, outbox),
     steering: inboxSteering(ctx),
-    behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, ...sessionOutputs(config.persistDir, root, shellCapability()), maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
+    behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, ...sessionOutputs(config.persistDir, root, shellCapability(), tenantOfSessionKey(ctx.key)), maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   publishAgentDeltas(agent, { sessionKey: ctx.key }, processLiveHub)
   const model = request.model ?? (request.runSettings === 'journaled' ? settings.model : undefined)

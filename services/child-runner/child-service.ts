@@ -101,7 +101,7 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
   })
   const model = request.model ?? request.settings?.model
   const canUseTool = request.settings ? childPermission(request.settings, request.policy) : undefined
-  const agent = createAgent({ provider: servicesProvider(), tools: childTools(request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...sessionOutputs(config.persistDir, root, shellCapability()), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
+  const agent = createAgent({ provider: servicesProvider(), tools: childTools(request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...sessionOutputs(config.persistDir, root, shellCapability(), tenantOfSessionKey(request.sessionId ?? 'children')), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, processLiveHub)
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}) })
