@@ -1,6 +1,6 @@
-import { start } from '../../test/helpers/anthropic-server'
-import type { FakeAnthropicServer } from '../../test/helpers/anthropic-server'
-import { demoAnswer, modelStepKey } from '../../test/helpers/demo-wire-model'
+import { start } from '../../support/anthropic-server'
+import type { FakeAnthropicServer } from '../../support/anthropic-server'
+import { demoAnswer, modelStepKey } from '../../support/demo-wire-model'
 
 /** One model request as the model server saw it: which step (prompt and turn) and when. */
 export interface ModelRequestEntry {

@@ -1,7 +1,7 @@
 import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor as pollUntilDefined } from '../helpers/restate/restate-harness'
-import { openSseViewer } from '../helpers/sse-client'
+import { openSseViewer } from '../../support/sse-client'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 

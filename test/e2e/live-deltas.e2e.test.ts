@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { start } from '../helpers/anthropic-server'
-import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../helpers/anthropic-server'
-import { openSseViewer } from '../helpers/sse-client'
-import type { SseFrame, SseViewer } from '../helpers/sse-client'
+import { start } from '../../support/anthropic-server'
+import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../../support/anthropic-server'
+import { openSseViewer } from '../../support/sse-client'
+import type { SseFrame, SseViewer } from '../../support/sse-client'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Json } from '../../helpers/anthropic-server'
+import type { Json } from '../../../support/anthropic-server'
 import type { Message, ModelRequest, ToolSpec } from '../../../src/providers'
 import { computeCostUsd, defaultPrices, maxCacheBreakpoints } from '../../../src/providers/anthropic'
 import { streamAll, testModel, useFakeServer, userRequest } from './fixture'

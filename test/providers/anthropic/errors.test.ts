@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ProviderError } from '../../../src/errors'
-import { start } from '../../helpers/anthropic-server'
+import { start } from '../../../support/anthropic-server'
 import { rejectionOf, useFakeServer, userRequest } from './fixture'
 
 describe('anthropic provider: errors and retries', () => {

@@ -2,8 +2,8 @@ import { afterEach, beforeEach } from 'vitest'
 import { anthropic } from '../../../src/providers/anthropic'
 import type { AnthropicOptions } from '../../../src/providers/anthropic'
 import type { Message, ModelDelta, ModelRequest, ModelResponse, Provider } from '../../../src/providers'
-import { start } from '../../helpers/anthropic-server'
-import type { FakeAnthropicServer, FakeServerOptions } from '../../helpers/anthropic-server'
+import { start } from '../../../support/anthropic-server'
+import type { FakeAnthropicServer, FakeServerOptions } from '../../../support/anthropic-server'
 
 /** The key every test server expects. */
 export const testApiKey = 'sk-ant-test-key'
