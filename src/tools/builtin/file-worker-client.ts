@@ -52,9 +52,16 @@ function workerEntry(): string {
   if (workerMain !== undefined) return workerMain
   if (!FROM_SOURCE) return (workerMain = path.join(WORKER_SOURCE, 'main.js'))
   const folder = mkdtempSync(path.join(tmpdir(), 'zidane-file-worker-'))
-  for (const name of readdirSync(WORKER_SOURCE).filter(file => file.endsWith('.ts'))) {
-    const code = stripTypeScriptTypes(readFileSync(path.join(WORKER_SOURCE, name), 'utf8'), { mode: 'strip' })
-    writeFileSync(path.join(folder, name.replace(/\.ts$/, '.mjs')), code.replace(/(from\s+['"]\.\/[^'"]+)\.ts(['"])/g, '$1.mjs$2'))
+  // Development only: Node's "stripTypeScriptTypes is an experimental feature" warning would land in every log.
+  const emitWarning = process.emitWarning.bind(process)
+  process.emitWarning = () => undefined
+  try {
+    for (const name of readdirSync(WORKER_SOURCE).filter(file => file.endsWith('.ts'))) {
+      const code = stripTypeScriptTypes(readFileSync(path.join(WORKER_SOURCE, name), 'utf8'), { mode: 'strip' })
+      writeFileSync(path.join(folder, name.replace(/\.ts$/, '.mjs')), code.replace(/(from\s+['"]\.\/[^'"]+)\.ts(['"])/g, '$1.mjs$2'))
+    }
+  } finally {
+    process.emitWarning = emitWarning
   }
   return (workerMain = path.join(folder, 'main.mjs'))
 }
