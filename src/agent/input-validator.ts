@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv'
 import type { ValidateFunction } from 'ajv'
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { ToolDef } from '../tools/tool'
 
 const ajv = new Ajv({ allErrors: true, strict: false })

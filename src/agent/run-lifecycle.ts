@@ -1,4 +1,4 @@
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { DurableRuntime } from '../durable/runtime'
 import type { Session } from '../session/session'
 import type { SessionRun } from '../session/types'

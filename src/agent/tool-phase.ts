@@ -1,4 +1,4 @@
-import type { JsonValue } from '../durable/json'
+import type { JsonValue } from '../json'
 import { stepKey } from '../durable/runtime'
 import type { ToolResultBlock, ToolUseBlock } from '../providers/content'
 import { fireHook } from './fire-hook'

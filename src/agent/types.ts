@@ -1,5 +1,5 @@
 import type { ToolStateStore } from '../session/types'
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { DurableRuntime, SteeredMessage, SteeringInbox } from '../durable/runtime'
 import type { ModelResponse, Provider, ThinkingConfig } from '../providers/provider'
 import type { Usage } from '../providers/content'

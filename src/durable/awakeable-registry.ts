@@ -1,4 +1,4 @@
-import type { JsonValue } from './json'
+import type { JsonValue } from '../json'
 import type { AwakeableOutcome, DurableAwakeable } from './runtime'
 
 /** In-process awakeables: ids mapped to waiters, with values kept when they arrive before anyone waits. */

@@ -1,6 +1,6 @@
 import { createMemorySessionStore } from '../session/memory-session-store'
 import type { SessionStore, ToolStateStore } from '../session/types'
-import type { JsonValue } from './json'
+import type { JsonValue } from '../json'
 import { createAwakeableRegistry } from './awakeable-registry'
 import { createMemoryToolStateStore } from './memory-tool-state-store'
 import type { DurableRuntime } from './runtime'

@@ -1,4 +1,4 @@
-export * from './json'
+export * from '../json'
 export * from './runtime'
 export { createDefaultRuntime } from './default-runtime'
 export type { DefaultRuntimeOptions } from './default-runtime'

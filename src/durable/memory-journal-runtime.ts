@@ -1,7 +1,7 @@
 import { createMemorySessionStore } from '../session/memory-session-store'
 import type { SessionStore, ToolStateStore } from '../session/types'
 import { RunTakenOverError } from '../errors/zidane-error'
-import type { JsonValue } from './json'
+import type { JsonValue } from '../json'
 import { createAwakeableRegistry } from './awakeable-registry'
 import type { AwakeableRegistry } from './awakeable-registry'
 import { createMemoryToolStateStore } from './memory-tool-state-store'

@@ -1,5 +1,5 @@
 import { copyData } from './copy-data'
-import type { JsonObject } from './json'
+import type { JsonObject } from '../json'
 import type { ToolStateStore } from '../session/types'
 
 /** A `ToolStateStore` in process memory. */

@@ -1,4 +1,4 @@
-import type { JsonValue } from './json'
+import type { JsonValue } from '../json'
 import type { SessionStore, ToolStateStore } from '../session/types'
 
 /**

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 
 /** Plain text written by the user or the model. */
 export interface TextBlock { type: 'text'; text: string }

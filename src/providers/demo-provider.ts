@@ -1,4 +1,4 @@
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { ContentBlock, Message, ToolResultBlock } from './content'
 import { emptyUsage } from './content'
 import type { ModelDelta, ModelResponse, Provider } from './provider'

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { ContentBlock, Message, Usage } from './content'
 
 /** What a tool looks like to the model. */

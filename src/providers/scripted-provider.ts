@@ -1,4 +1,4 @@
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { ContentBlock, Usage } from './content'
 import { emptyUsage } from './content'
 import type { ModelRequest, ModelResponse, Provider, StopReason } from './provider'

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { AwakeableOutcome } from '../durable/runtime'
 import { ConfigurationError } from '../errors/zidane-error'
 import type { ToolResultContent } from '../providers/content'

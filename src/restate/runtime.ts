@@ -1,4 +1,4 @@
-import type { JsonValue } from '../durable/json'
+import type { JsonValue } from '../json'
 import type { DurableAwakeable, DurableRuntime, RuntimeStores, StepAttempt, StepKey, StepKind, StepOptions } from '../durable/runtime'
 import { createMemoryToolStateStore } from '../durable/memory-tool-state-store'
 import { ConfigurationError, DurableError } from '../errors/zidane-error'

@@ -1,6 +1,6 @@
 import { copyData } from '../durable/copy-data'
 import { SessionError } from '../errors/zidane-error'
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { SessionClock } from '../session/session'
 import { SESSION_SCHEMA_VERSION } from '../session/types'
 import type { RunTotals, SessionData, SessionMeta, SessionRun, SessionStatus, SessionStore, SessionTurn } from '../session/types'

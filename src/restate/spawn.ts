@@ -1,5 +1,5 @@
 import type { AgentStats, ChildEventBase } from '../agent/types'
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { Session } from '../session/session'
 import type { SessionRun, SessionTurn } from '../session/types'
 import type { ToolContext, ToolDef, ToolResult } from '../tools/tool'

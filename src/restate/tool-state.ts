@@ -1,5 +1,5 @@
 import { copyData } from '../durable/copy-data'
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import { ZidaneError } from '../errors/zidane-error'
 import type { ToolStateStore } from '../session/types'
 import { assertOutsideStep } from './step-scope'

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { ToolResultContent } from '../providers/content'
 import type { ToolContext, ToolDef, ToolOutput, ToolResult } from '../tools/tool'
 import { ToolError, toToolResult } from '../tools/tool'

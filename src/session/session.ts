@@ -1,6 +1,6 @@
 import { copyData } from '../durable/copy-data'
 import { SessionError } from '../errors/zidane-error'
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import { buildHealTurns, HEAL_TEXT } from './heal'
 import { migrateSession } from './migrate-session'
 import { SESSION_SCHEMA_VERSION } from './types'

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { ContentBlock, Role, Usage } from '../providers/content'
 
 /** Version of the persisted session shape. Bump it with a migration in `migrate-session.ts`. */

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../durable/json'
+import type { JsonValue } from '../json'
 import { stepKey } from '../durable/runtime'
 import type { InteractionKind, InteractionRequest, RequestInteraction } from '../agent/types'
 import { waitAnnounced } from '../agent/wait-announced'

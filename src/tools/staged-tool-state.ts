@@ -1,5 +1,5 @@
 import { copyData } from '../durable/copy-data'
-import type { JsonObject } from '../durable/json'
+import type { JsonObject } from '../json'
 import type { ToolStateStore } from '../session/types'
 
 /** Tool-state writes of one journaled call, by key, in the order they were made (last write of a key wins). */

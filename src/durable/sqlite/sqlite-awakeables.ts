@@ -1,4 +1,4 @@
-import type { JsonValue } from '../json'
+import type { JsonValue } from '../../json'
 import type { AwakeableOutcome, DurableAwakeable, StepKey } from '../runtime'
 import type { SqliteJournal } from './sqlite-journal'
 import { rootRunId } from './sqlite-journal'

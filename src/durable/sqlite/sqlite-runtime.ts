@@ -1,5 +1,5 @@
 import { isZidaneError } from '../../errors/zidane-error'
-import type { JsonValue } from '../json'
+import type { JsonValue } from '../../json'
 import type { DurableRuntime, InterruptedRun, RunLedger, SteeringInbox, StepAttempt, StepKey } from '../runtime'
 import { openDatabase } from './open-database'
 import { SqliteAwakeables } from './sqlite-awakeables'

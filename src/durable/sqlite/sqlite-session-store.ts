@@ -1,4 +1,4 @@
-import type { JsonObject } from '../json'
+import type { JsonObject } from '../../json'
 import type { SessionData, SessionMeta, SessionStatus, SessionStore, SessionTurn, ToolStateStore } from '../../session/types'
 import type { SqliteJournal } from './sqlite-journal'
 

@@ -1,5 +1,5 @@
 import type { RawContentBlockDelta, RawContentBlockStartEvent, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages'
-import type { JsonObject } from '../../durable/json'
+import type { JsonObject } from '../../json'
 import { ProviderError } from '../../errors/zidane-error'
 import type { ContentBlock } from '../content'
 import type { ModelDelta } from '../provider'

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../../durable/json'
+import type { JsonObject, JsonValue } from '../../json'
 import type { ToolStateStore } from '../../session/types'
 import { ToolError } from '../tool'
 

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../durable/json'
+import type { JsonObject } from '../../json'
 import { ToolError } from '../tool'
 
 /** Reads a required string field of a tool's input; throws `ToolError` `invalid_input` when it is missing or not a string. */

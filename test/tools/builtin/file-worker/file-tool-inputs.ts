@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import type { Arbitrary } from 'fast-check'
-import type { JsonObject } from '../../../../src/durable/json'
+import type { JsonObject } from '../../../../src/json'
 import type { HostileFixture } from './hostile-fixture'
 
 /** One drawn call: which file tool, with what input (as a model could send it, or worse). */
