@@ -3,6 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
 import type { LiveDelta, LiveMessage } from './live-delta'
 import type { LiveHub } from './live-hub'
+import { pacedStream } from './paced-stream'
 
 /** Options of {@link createLiveServer}. */
 export interface LiveServerOptions {
@@ -10,12 +11,15 @@ export interface LiveServerOptions {
   token: string
   /** A blank line this often, so a connection that died silently is noticed (default 15 s). */
   keepAliveMs?: number
+  /** A reader whose unsent bytes would pass this is cut off (default `MAX_LIVE_BUFFER_BYTES`, 1 MiB). */
+  maxBufferedBytes?: number
 }
 
 /**
  * The hub's internal HTTP endpoint (built, not listening): `GET /v1/live/<session key>` with the shared token streams
  * the session's deltas as NDJSON lines ({@link LiveMessage}): the buffered ones of the attempts in progress from
- * their start, then live ones, until the client leaves. 401 without the token, 404 for any other path.
+ * their start, then live ones, until the client leaves. 401 without the token, 404 for any other path. A reader that
+ * falls behind by more than `maxBufferedBytes` is cut off (see {@link pacedStream}); it reconnects and gets the replay.
  */
 export function createLiveServer(hub: LiveHub, options: LiveServerOptions): Server {
   const server = createServer((request, response) => { serve(hub, options, request, response) })
@@ -29,13 +33,22 @@ function serve(hub: LiveHub, options: LiveServerOptions, request: IncomingMessag
   if (sessionKey === undefined) return reject(response, 404, 'live_not_found')
   response.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-cache' })
   response.flushHeaders()
-  const send = (delta: LiveDelta): void => { response.write(`${JSON.stringify({ type: 'delta', delta } satisfies LiveMessage)}\n`) }
-  const unsubscribe = hub.subscribe(sessionKey, send)
-  const keepAlive = setInterval(() => response.write('\n'), options.keepAliveMs ?? 15_000)
+  const stream = pacedStream(response, options.maxBufferedBytes)
+  let replaying = true
+  const unsubscribe = hub.subscribe(sessionKey, (delta) => {
+    if (replaying) stream.replay(() => lineOf(delta))
+    else stream.send(lineOf(delta))
+  })
+  replaying = false
+  const keepAlive = setInterval(() => stream.send('\n'), options.keepAliveMs ?? 15_000)
   response.once('close', () => {
     clearInterval(keepAlive)
     unsubscribe()
   })
+}
+
+function lineOf(delta: LiveDelta): string {
+  return `${JSON.stringify({ type: 'delta', delta } satisfies LiveMessage)}\n`
 }
 
 function sessionKeyOf(request: IncomingMessage): string | undefined {
