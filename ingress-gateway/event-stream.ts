@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { SessionEvent } from '../services/contract'
 import type { EventLogSource, SessionFeed, SessionFeeds } from './session-feeds'
 import { GatewayError } from './errors'
+import { writeOrCutOff } from './bounded-write'
 
 /** Timing of a live event stream. */
 export interface EventStreamTiming {
@@ -50,7 +51,8 @@ export async function streamEvents(
 ): Promise<void> {
   raw.writeHead(200, EVENT_STREAM_HEADERS)
   raw.write('retry: 2000\n\n')
-  const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), timing.keepAliveMs)
+  // A viewer that reads nothing is cut off by its unsent bytes, not buffered for (durable frames wait for `drain`).
+  const keepAlive = setInterval(() => writeOrCutOff(raw, ': keep-alive\n\n'), timing.keepAliveMs)
   let reported = false
   const report = (error: unknown): void => {
     if (reported) return

@@ -24,7 +24,7 @@ describe('live events on the SSE stream', () => {
     const live = fakeLive()
     const frames: string[] = []
     const gone = new AbortController()
-    streamLiveEvents({ write: chunk => frames.push(chunk) > 0 }, live, 't~s', gone.signal)
+    streamLiveEvents({ write: chunk => frames.push(chunk) > 0, writableLength: 0, destroyed: false, destroy: () => undefined }, live, 't~s', gone.signal)
     live.emit(delta)
     gone.abort()
     live.emit(delta)
