@@ -1,6 +1,6 @@
 import { GatewayError } from './errors'
 
-/** Per-tenant (per API key) limits of the gateway; see the README's configuration table. */
+/** Per-tenant (per API key) limits of the gateway; see docs/configuration.md. */
 export interface TenantLimits {
   /** Runs (running or queued prompts, and steering that starts a run) a tenant may have at once; more get 429 `too_many_runs`. */
   maxConcurrentRuns: number

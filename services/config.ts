@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { DEFAULT_COURIER_WINDOW_MS } from './event-log/event-courier'
 
-/** Settings of the services process, read from the environment (documented in the README). */
+/** Settings of the services process, read from the environment (documented in docs/configuration.md). */
 export interface ServicesConfig {
   port: number
   /** Address to bind; `npm start` uses 127.0.0.1, containers 0.0.0.0. */

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 
-/** Ports, folders and keys of a local stack, from the environment (all documented in the README). */
+/** Ports, folders and keys of a local stack, from the environment (all documented in docs/configuration.md). */
 export interface StackConfig {
   rootDir: string
   dataDir: string

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 
-/** How the services process shuts down and cleans up after itself, read from the environment (documented in the README). */
+/** How the services process shuts down and cleans up after itself, read from the environment (documented in docs/configuration.md). */
 export interface ShutdownConfig {
   /** `ZIDANE_SHUTDOWN_GRACE_MS`: how long running steps may take to finish after SIGTERM/SIGINT. Default 30000. */
   graceMs: number
