@@ -1,11 +1,11 @@
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { stripTypeScriptTypes } from 'node:module'
-import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ToolError } from '../tool'
 import type { CommandSandbox } from './command-sandbox'
 import type { FileReply, FileRequest } from './file-worker/protocol'
+import { createPrivateTempFolder } from './private-temp-folder'
 import { runCommand } from './run-command'
 import { toolEnvironment } from './tool-environment'
 
@@ -51,7 +51,7 @@ let workerMain: string | undefined
 function workerEntry(): string {
   if (workerMain !== undefined) return workerMain
   if (!FROM_SOURCE) return (workerMain = path.join(WORKER_SOURCE, 'main.js'))
-  const folder = mkdtempSync(path.join(tmpdir(), 'zidane-file-worker-'))
+  const folder = createPrivateTempFolder('zidane-file-worker-')
   // Development only: Node's "stripTypeScriptTypes is an experimental feature" warning would land in every log.
   const emitWarning = process.emitWarning.bind(process)
   process.emitWarning = () => undefined

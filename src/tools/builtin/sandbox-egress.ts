@@ -1,9 +1,7 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEgressProxy } from './egress-proxy'
 import type { EgressProxy, EgressProxyOptions } from './egress-proxy'
-import { isProcessAlive } from '../../durable/process-alive'
+import { createPrivateTempFolder } from './private-temp-folder'
 
 /** Where the proxy's unix socket appears inside the sandbox. */
 const SOCKET_INSIDE = '/run/zidane/egress.sock'
@@ -43,19 +41,6 @@ export function sandboxEgress(options: Omit<EgressProxyOptions, 'socketPath'>): 
 }
 
 function startInPrivateFolder(options: Omit<EgressProxyOptions, 'socketPath'>): EgressProxy {
-  removeFoldersOfDeadProcesses()
-  const folder = mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`))
-  process.once('exit', () => rmSync(folder, { recursive: true, force: true }))
-  return startEgressProxy({ ...options, socketPath: join(folder, 'proxy.sock') })
-}
-
-const FOLDER_PREFIX = 'zidane-egress-'
-
-/** A process killed before its exit handlers ran leaves its folder: the one named by a pid that no longer runs goes. */
-function removeFoldersOfDeadProcesses(): void {
-  for (const entry of readdirSync(tmpdir()).filter(name => name.startsWith(FOLDER_PREFIX))) {
-    const pid = Number(entry.slice(FOLDER_PREFIX.length).split('-')[0])
-    if (Number.isInteger(pid) && pid > 0 && !isProcessAlive(pid)) rmSync(join(tmpdir(), entry), { recursive: true, force: true })
-  }
+  return startEgressProxy({ ...options, socketPath: join(createPrivateTempFolder('zidane-egress-'), 'proxy.sock') })
 }
 

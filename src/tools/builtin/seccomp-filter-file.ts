@@ -1,10 +1,8 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { isProcessAlive } from '../../durable/process-alive'
+import { createPrivateTempFolder } from './private-temp-folder'
 import { seccompFilterProgram } from './seccomp-filter'
 
-const FOLDER_PREFIX = 'zidane-seccomp-'
 let written: string | undefined
 
 /**
@@ -15,18 +13,9 @@ let written: string | undefined
 export function seccompFilterFile(): string {
   // A temporary-file cleaner may have removed it: written again then.
   if (written !== undefined && existsSync(written)) return written
-  removeFoldersOfDeadProcesses()
-  const folder = mkdtempSync(join(tmpdir(), `${FOLDER_PREFIX}${process.pid}-`))
-  process.once('exit', () => rmSync(folder, { recursive: true, force: true }))
+  const folder = createPrivateTempFolder('zidane-seccomp-')
   const file = join(folder, 'filter.bpf')
   writeFileSync(file, seccompFilterProgram(), { mode: 0o600 })
   written = file
   return file
-}
-
-function removeFoldersOfDeadProcesses(): void {
-  for (const entry of readdirSync(tmpdir()).filter(name => name.startsWith(FOLDER_PREFIX))) {
-    const pid = Number(entry.slice(FOLDER_PREFIX.length).split('-')[0])
-    if (Number.isInteger(pid) && pid > 0 && !isProcessAlive(pid)) rmSync(join(tmpdir(), entry), { recursive: true, force: true })
-  }
 }
