@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { findCgroupRoots } from '../../src/tools/builtin/cgroup-roots'
 
@@ -40,18 +40,34 @@ function canDelegateCgroups(): boolean {
 }
 
 /**
- * Gives `user` what the services write: `folders` (the workspace root and a home; made theirs, links not followed), a way through the data
- * folder to it (0711: no listing, its secrets stay 0600 and root's), and a cgroup of its own in each hierarchy the
+ * Gives `user` what the services write: `folders` (the workspace root and a home; made theirs, links and hard-linked
+ * files not followed), a way through the data folder to them (0711: no listing; its other folders become 0700 and its
+ * secrets stay 0600), and a cgroup of its own in each hierarchy the
  * sandbox uses, where the services make the tenants' cgroups. Returns the `cgroup.procs` files the services process
  * must join before it drops root.
  */
 export function prepareForServicesUser(user: ServicesUser, dataDir: string, folders: readonly string[]): string[] {
   chmodSync(dataDir, 0o711)
+  closeOtherFolders(dataDir, folders)
   for (const folder of folders) {
     mkdirSync(folder, { recursive: true, mode: 0o700 })
-    execFileSync('chown', ['-R', '-P', `${user.uid}:${user.gid}`, folder])
+    // A file with a second name (a hard link a tenant made to a file elsewhere) is not made the user's.
+    execFileSync('find', [folder, '-xdev', '(', '-type', 'd', '-o', '-links', '1', ')', '!', '-user', String(user.uid), '-exec', 'chown', '-h', `${user.uid}:${user.gid}`, '{}', '+'])
   }
   return findCgroupRoots().map(root => delegateCgroup(root.folder, user))
+}
+
+/**
+ * With the data folder passable (0711), the folders beside the handed-out ones become 0700: Restate's own (its journals
+ * and state, written with umask 022) must not be readable by every local account that knows their names. A folder
+ * someone deliberately shared with everyone (world-writable) is left as it is.
+ */
+function closeOtherFolders(dataDir: string, handedOut: readonly string[]): void {
+  for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
+    const path = join(dataDir, entry.name)
+    if (!entry.isDirectory() || handedOut.includes(path)) continue
+    if ((statSync(path).mode & 0o002) === 0) chmodSync(path, 0o700)
+  }
 }
 
 function delegateCgroup(parent: string, user: ServicesUser): string {
