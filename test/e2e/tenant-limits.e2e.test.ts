@@ -57,6 +57,14 @@ describe('hogs in four sessions of one tenant at once stay within the tenant lim
     ])
     const bystander = await run(0, 'hog-bystander', 'write: notes.txt still served\nread: notes.txt')
     const [memory, tmpfs, pids, disk] = await hogs
+    // Folders the quota's walk cannot read, or cannot reach (too deep), do not hide what they hold.
+    const hidden = await run(1, 'hog-hidden', 'shell: for i in 1 2 3; do mkdir h$i && chmod 300 h$i && head -c 15M /dev/zero > h$i/f; sleep 0.6; done; echo hidden-written')
+    expect(await run(1, 'hog-deep', `shell: mkdir -p ${'d/'.repeat(70)} && echo deep`)).toContain('deep')
+    const deep = await run(1, 'hog-deep', 'shell: for i in 1 2 3; do head -c 15M /dev/zero > big$i; sleep 0.6; done; echo deep-written')
+    expect(hidden).not.toContain('hidden-written')
+    expect(hidden).toMatch(/quota/i)
+    expect(deep).not.toContain('deep-written')
+    expect(deep).toMatch(/quota/i)
     sampling = false
     await sampler
     expect(bystander).toContain('still served')

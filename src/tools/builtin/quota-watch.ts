@@ -22,16 +22,17 @@ export interface QuotaWatchOptions extends UsageWalkBounds {
  * busy). A command can write for one interval before it is caught: the quota is exceeded by what it writes in that time.
  */
 export async function watchWorkspaceQuota(workspace: string, quotaBytes: number, onExceeded: () => void, options: QuotaWatchOptions = {}): Promise<QuotaWatch> {
-  const start = await measureWorkspaceUsage(workspace, options).catch(() => undefined)
-  const allowance = start === undefined ? quotaBytes : Math.max(quotaBytes, start.bytes)
+  const measure = (): Promise<WorkspaceUsage | undefined> => measureWorkspaceUsage(workspace, options).catch(() => undefined)
+  const start = await measure()
+  const limit = { quotaBytes, allowance: start === undefined ? quotaBytes : Math.max(quotaBytes, start.bytes), timeouts: 0 }
   let exceeded: string | undefined
   let timer: NodeJS.Timeout | undefined
   let stopped = false
   const check = async (): Promise<void> => {
     const startedAt = Date.now()
-    const usage = await measureWorkspaceUsage(workspace, options).catch(() => undefined)
+    const usage = await measure()
     if (stopped) return
-    exceeded = usage === undefined ? undefined : overrun(usage, start, { quotaBytes, allowance }, options)
+    exceeded = usage === undefined ? UNMEASURABLE : overrun(usage, start, limit, options)
     if (exceeded !== undefined) return onExceeded()
     timer = setTimeout(() => void check(), Math.max(options.intervalMs ?? 250, 4 * (Date.now() - startedAt)))
   }
@@ -45,9 +46,22 @@ export async function watchWorkspaceQuota(workspace: string, quotaBytes: number,
   }
 }
 
-/** Bounds that cut the walk at the start too do not count again: the workspace was already that big. */
-function overrun(usage: WorkspaceUsage, start: WorkspaceUsage | undefined, limit: { quotaBytes: number; allowance: number }, bounds: UsageWalkBounds): string | undefined {
-  if (usage.cutShort === 'time' || (usage.cutShort !== undefined && usage.cutShort === start?.cutShort)) return undefined
+/** A workspace whose root cannot be opened (its owner took the permission away) cannot be held to its quota. */
+const UNMEASURABLE = 'The workspace cannot be measured (its root is not readable), so it counts as over its quota'
+/** Growth a workspace already past the walk's bounds at the start may show before the command is stopped. */
+const CUT_SHORT_GROWTH_BYTES = 1024 * 1024
+/** Measurements in a row cut short by time before the workspace counts as over its quota. */
+const MAX_TIMEOUTS = 3
+
+/**
+ * Whether `usage` passes the quota. A workspace already past the walk's bounds at the start (too deep, too many
+ * entries, an unreadable folder) may not grow: its partial count may gain at most 1 MiB. A walk cut short by time is
+ * skipped (the host may be busy), three in a row are not.
+ */
+function overrun(usage: WorkspaceUsage, start: WorkspaceUsage | undefined, limit: { quotaBytes: number; allowance: number; timeouts: number }, bounds: UsageWalkBounds): string | undefined {
+  if (usage.cutShort === 'time') return ++limit.timeouts >= MAX_TIMEOUTS ? quotaProblem(usage, limit.quotaBytes, bounds) : undefined
+  limit.timeouts = 0
+  if (usage.cutShort !== undefined && usage.cutShort === start?.cutShort) return usage.bytes > start.bytes + CUT_SHORT_GROWTH_BYTES ? `${quotaProblem(usage, limit.quotaBytes, bounds) ?? 'Over its quota'}, and it grew while the command ran` : undefined
   if (usage.cutShort === undefined && usage.bytes <= limit.allowance) return undefined
   if (limit.allowance > limit.quotaBytes && usage.cutShort === undefined) return `The workspace grew to ${mebibytes(usage.bytes)} MiB while over its quota of ${mebibytes(limit.quotaBytes)} MiB`
   return quotaProblem(usage, limit.quotaBytes, bounds)

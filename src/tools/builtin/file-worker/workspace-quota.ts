@@ -24,7 +24,7 @@ export interface WorkspaceUsage {
   bytes: number
   entries: number
   /** Set when a bound stopped the walk: `bytes` and `entries` are then lower bounds. */
-  cutShort?: 'depth' | 'entries' | 'time'
+  cutShort?: 'depth' | 'entries' | 'time' | 'unreadable'
 }
 
 /** A workspace over its quota (`code` `workspace_quota_exceeded`): writes are refused until files are deleted. */
@@ -79,8 +79,12 @@ async function walkFolder(folder: FileHandle, depth: number, walk: Walk): Promis
   for (const name of subfolders) {
     if (walk.usage.cutShort !== undefined) return
     if (depth + 1 > walk.maxDepth) return void (walk.usage.cutShort = 'depth')
-    const child = await open(`${base}/${name}`, DIRECTORY_FLAGS).catch(() => undefined)
-    if (child === undefined) continue // gone, or replaced by a link since
+    const child = await open(`${base}/${name}`, DIRECTORY_FLAGS).catch((error: NodeJS.ErrnoException) => {
+      // A folder its owner made unreadable would hide what it holds: the walk cannot vouch for the total then.
+      if (error.code === 'EACCES' || error.code === 'EPERM') walk.usage.cutShort = 'unreadable'
+      return undefined
+    })
+    if (child === undefined) continue // gone, replaced by a link since, or unreadable (above)
     try {
       await walkFolder(child, depth + 1, walk)
     } finally {
@@ -92,7 +96,12 @@ async function walkFolder(folder: FileHandle, depth: number, walk: Walk): Promis
 /** The entries of the folder at `base`, up to what the entry bound leaves (`full`: it left out some). */
 async function readNames(base: string, walk: Walk): Promise<{ names: string[]; full: boolean }> {
   const names: string[] = []
-  for await (const entry of await opendir(base, { bufferSize: 256 })) {
+  const folder = await opendir(base, { bufferSize: 256 }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EACCES' || error.code === 'EPERM') walk.usage.cutShort = 'unreadable'
+    return undefined
+  })
+  if (folder === undefined) return { names, full: false }
+  for await (const entry of folder) {
     if (walk.usage.entries + names.length >= walk.maxEntries) return { names, full: true }
     names.push(entry.name)
   }
@@ -123,6 +132,7 @@ export async function assertUnderQuota(workspace: string, quotaBytes: number, bo
 export function quotaProblem(usage: WorkspaceUsage, quotaBytes: number, bounds: UsageWalkBounds = {}): string | undefined {
   if (usage.cutShort === 'entries') return `The workspace holds more than ${bounds.maxEntries ?? WORKSPACE_WALK_MAX_ENTRIES} files and folders, over its quota`
   if (usage.cutShort === 'depth') return `The workspace has folders nested deeper than ${bounds.maxDepth ?? WORKSPACE_WALK_MAX_DEPTH} levels, over its quota`
+  if (usage.cutShort === 'unreadable') return 'The workspace holds a folder without read permission, which the quota cannot measure, so it counts as over its quota (chmod u+r it)'
   if (usage.cutShort === 'time') return `The workspace could not be measured within ${bounds.maxMs ?? WORKSPACE_WALK_MAX_MS} ms, so it counts as over its quota`
   if (usage.bytes > quotaBytes) return `The workspace uses ${mebibytes(usage.bytes)} MiB, over its quota of ${mebibytes(quotaBytes)} MiB`
   return undefined
