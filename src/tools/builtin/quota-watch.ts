@@ -1,3 +1,4 @@
+import { statfsSync } from 'node:fs'
 import { measureWorkspaceUsage, quotaProblem } from './file-worker/workspace-quota'
 import type { UsageWalkBounds, WorkspaceUsage } from './file-worker/workspace-quota'
 
@@ -13,7 +14,15 @@ export interface QuotaWatch {
 export interface QuotaWatchOptions extends UsageWalkBounds {
   /** Least time between two measurements; a slow walk spaces them more (four times its duration). Default 250 ms. */
   intervalMs?: number
+  /**
+   * Free space the workspace's file system must keep: below it the command is stopped, whatever the workspace's own
+   * count says (files deleted while held open use disk no walk sees). Default {@link DISK_FLOOR_BYTES}.
+   */
+  diskFloorBytes?: number
 }
+
+/** Default free space a command may not take the workspace's file system below: 1 GiB. */
+export const DISK_FLOOR_BYTES = 1024 * 1024 * 1024
 
 /**
  * Measures `workspace` now, then again and again until `stop()`: when a measurement finds it grown past its quota
@@ -32,7 +41,7 @@ export async function watchWorkspaceQuota(workspace: string, quotaBytes: number,
     const startedAt = Date.now()
     const usage = await measure()
     if (stopped) return
-    exceeded = usage === undefined ? UNMEASURABLE : overrun(usage, start, limit, options)
+    exceeded = belowDiskFloor(workspace, options.diskFloorBytes ?? DISK_FLOOR_BYTES) ?? (usage === undefined ? UNMEASURABLE : overrun(usage, start, limit, options))
     if (exceeded !== undefined) return onExceeded()
     timer = setTimeout(() => void check(), Math.max(options.intervalMs ?? 250, 4 * (Date.now() - startedAt)))
   }
@@ -43,6 +52,16 @@ export async function watchWorkspaceQuota(workspace: string, quotaBytes: number,
       stopped = true
       clearTimeout(timer)
     },
+  }
+}
+
+/** Why the command must stop when the file system holding `workspace` has less than `floorBytes` free, else undefined. */
+function belowDiskFloor(workspace: string, floorBytes: number): string | undefined {
+  try {
+    const { bavail, bsize } = statfsSync(workspace)
+    return bavail * bsize < floorBytes ? `The disk that holds the workspace is almost full (under ${mebibytes(floorBytes)} MiB free), so the command was stopped` : undefined
+  } catch {
+    return undefined
   }
 }
 
