@@ -1,7 +1,7 @@
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { afterEach } from 'vitest'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { freeStackPortsEnv } from '../../scripts/stack/free-port'
 import { loadStackConfig } from '../../scripts/stack/stack-config'
 import { startStack } from '../../scripts/stack/start-stack'
@@ -83,7 +83,7 @@ async function startTestStackOnce(env: Record<string, string>, options: TestStac
   const sharedDir = join(dataDir, 'shared')
   await mkdir(sharedDir)
   await shareWithServices(sharedDir)
-  const starting = startStack(config, onFatal, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), ...FAST_RETRIES, ...GENEROUS_GATEWAY_LIMITS, ...env }, keep, processes)
+  const starting = startStack(config, onFatal, { ZIDANE_WORKSPACE_ROOT: join(dataDir, 'workspaces'), ZIDANE_SANDBOX_CGROUP: sandboxCgroupOf(dataDir), ...FAST_RETRIES, ...GENEROUS_GATEWAY_LIMITS, ...env }, keep, processes)
   const stack = await Promise.race([starting, fatalAtStart]).catch(async (error: unknown) => {
     const stopAll = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
     // The start may still add a process after giving up here: stop those too once it settles.
@@ -128,4 +128,9 @@ export function printStackOutputOnFailure(stack: () => TestStack | undefined): v
 /** Lets the services' unprivileged user create files in `folder`, a test's own (the stack runs them as `nobody` when root). */
 export async function shareWithServices(folder: string): Promise<void> {
   await chmod(folder, 0o777)
+}
+
+/** A cgroup of its own for the stack's tenants: two test runs side by side use the same API keys, so the same tenants. */
+function sandboxCgroupOf(dataDir: string): string {
+  return `zidane-sandbox-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '')}`
 }

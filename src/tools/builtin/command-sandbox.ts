@@ -48,6 +48,11 @@ export interface BubblewrapOptions extends SandboxLimits {
   bwrapPath?: string
   /** Where the per-tenant and per-command cgroups go; `false`: none (ulimit only). Default: `findCgroupRoots()`. */
   cgroupRoots?: readonly CgroupRoot[] | false
+  /**
+   * Name of the cgroup that holds every tenant's below each root (`ZIDANE_SANDBOX_CGROUP`). Stacks on one host that
+   * must not share tenants' cgroups (and their limits) take different names. Default `zidane-sandbox`.
+   */
+  cgroupName?: string
   /** Whether commands run under the seccomp filter (`seccompFilterProgram`). Default true. */
   seccomp?: boolean
   /**
@@ -94,7 +99,7 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandb
       const confinement = [...baseArguments(limits, sized), ...(seccomp ? ['--seccomp', SECCOMP_FD] : []), ...(egress?.bwrapArguments() ?? []), ...readOnly]
       const args = [...confinement, '--bind', workspace, workspace, '--remount-ro', '/', '--chdir', workspace, 'bash', '-c', setup, command]
       if (roots.length === 0) return launch([], seccomp, file, args)
-      const cgroup = createCommandCgroup(roots, wrapOptions.tenant, cgroupLimitsOf(limits))
+      const cgroup = createCommandCgroup(roots, wrapOptions.tenant, cgroupLimitsOf(limits), options.cgroupName)
       return cgroup === undefined ? refusal('its cgroups could not be created') : { ...launch(cgroup.folders, seccomp, file, args), release: () => cgroup.release() }
     },
   }

@@ -44,12 +44,13 @@ const LIMIT_SETTINGS = {
 } as const satisfies Record<string, keyof SandboxLimits>
 
 /** Every environment variable `sandboxFromSettings` reads. */
-export const SANDBOX_SETTINGS: readonly string[] = ['ZIDANE_SANDBOX', 'ZIDANE_SANDBOX_BWRAP', 'ZIDANE_SANDBOX_ALLOW_DOMAINS', ...Object.keys(LIMIT_SETTINGS)]
+export const SANDBOX_SETTINGS: readonly string[] = ['ZIDANE_SANDBOX', 'ZIDANE_SANDBOX_BWRAP', 'ZIDANE_SANDBOX_ALLOW_DOMAINS', 'ZIDANE_SANDBOX_CGROUP', ...Object.keys(LIMIT_SETTINGS)]
 
 /** `bubblewrapSandbox` options from `ZIDANE_SANDBOX_BWRAP`, the limits (`LIMIT_SETTINGS`) and `ZIDANE_SANDBOX_ALLOW_DOMAINS`. */
 export function bubblewrapOptionsFrom(env: NodeJS.ProcessEnv): BubblewrapOptions {
   const limits = Object.entries(LIMIT_SETTINGS).map(([name, option]) => [option, positive(env[name])])
-  const options = { bwrapPath: env.ZIDANE_SANDBOX_BWRAP, allowDomains: listSetting(env.ZIDANE_SANDBOX_ALLOW_DOMAINS), ...Object.fromEntries(limits) }
+  const cgroupName = env.ZIDANE_SANDBOX_CGROUP !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(env.ZIDANE_SANDBOX_CGROUP) ? env.ZIDANE_SANDBOX_CGROUP : undefined
+  const options = { bwrapPath: env.ZIDANE_SANDBOX_BWRAP, cgroupName, allowDomains: listSetting(env.ZIDANE_SANDBOX_ALLOW_DOMAINS), ...Object.fromEntries(limits) }
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
 }
 

@@ -17,7 +17,7 @@ export interface CommandCgroup {
   release(): void
 }
 
-/** Below each root: `zidane-sandbox/tenant-<digest>/command-<uuid>`. */
+/** Below each root: `zidane-sandbox/tenant-<digest>/command-<uuid>` (the top's name can be set: `cgroupName`). */
 const TOP = 'zidane-sandbox'
 const TENANT_PREFIX = 'tenant-'
 const COMMAND_PREFIX = 'command-'
@@ -39,11 +39,11 @@ let exitHookInstalled = false
  * every root, each level with its limits (written again each time, so changed settings apply). Undefined when they
  * cannot be made. Empty cgroups that crashed processes left behind are removed along the way.
  */
-export function createCommandCgroup(roots: readonly CgroupRoot[], tenant: string | undefined, limits: SandboxCgroupLimits): CommandCgroup | undefined {
-  for (const root of roots) sweepLeftovers(root.folder)
+export function createCommandCgroup(roots: readonly CgroupRoot[], tenant: string | undefined, limits: SandboxCgroupLimits, top = TOP): CommandCgroup | undefined {
+  for (const root of roots) sweepLeftovers(root.folder, top)
   const names = { tenant: tenant === undefined ? `${TENANT_PREFIX}own-${randomUUID()}` : `${TENANT_PREFIX}${digest(tenant)}`, command: `${COMMAND_PREFIX}${randomUUID()}` }
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const folders = roots.map(root => makeChain(root, names, limits))
+    const folders = roots.map(root => makeChain(root, top, names, limits))
     const made = folders.filter((folder): folder is string => folder !== undefined)
     if (made.length === roots.length) return { folders: made, release: () => { for (const folder of made) releaseChain(folder) } }
     for (const folder of made) releaseChain(folder)
@@ -55,8 +55,8 @@ function digest(tenant: string): string {
   return createHash('sha256').update(tenant).digest('hex').slice(0, 16)
 }
 
-function makeChain(root: CgroupRoot, names: { tenant: string; command: string }, limits: SandboxCgroupLimits): string | undefined {
-  const top = join(root.folder, TOP)
+function makeChain(root: CgroupRoot, topName: string, names: { tenant: string; command: string }, limits: SandboxCgroupLimits): string | undefined {
+  const top = join(root.folder, topName)
   const tenant = join(top, names.tenant)
   const command = join(tenant, names.command)
   if (!makeLevel(root, top, limits.allTenants) || !makeLevel(root, tenant, limits.tenant)) return undefined
@@ -97,15 +97,16 @@ function installExitHook(): void {
 }
 
 /** At most once a minute per root: command cgroups left by crashed processes (a cgroup with processes refuses rmdir). */
-function sweepLeftovers(rootFolder: string): void {
+function sweepLeftovers(rootFolder: string, top: string): void {
   const now = Date.now()
-  if (now - (lastSweepAt.get(rootFolder) ?? 0) < SWEEP_AFTER_MS) return
-  lastSweepAt.set(rootFolder, now)
+  const key = join(rootFolder, top)
+  if (now - (lastSweepAt.get(key) ?? 0) < SWEEP_AFTER_MS) return
+  lastSweepAt.set(key, now)
   const loose = LOOSE_PREFIXES.flatMap(prefix => childCgroups(rootFolder, prefix))
   for (const folder of loose) if (isOlderThan(folder, SWEEP_AFTER_MS)) removeCgroup(folder)
-  for (const tenant of childCgroups(join(rootFolder, TOP), TENANT_PREFIX)) {
+  for (const tenant of childCgroups(key, TENANT_PREFIX)) {
     for (const command of childCgroups(tenant, COMMAND_PREFIX)) if (isOlderThan(command, SWEEP_AFTER_MS)) removeCgroup(command)
     removeCgroup(tenant)
   }
-  removeCgroup(join(rootFolder, TOP))
+  removeCgroup(key)
 }

@@ -36,7 +36,7 @@ function NUMBERS_MISSING(): never {
 
 describe('the holes a hostile tenant looks for in the bubblewrap sandbox', () => {
   const folders = useSandbox()
-  const shell = (): ReturnType<typeof shellTool> => shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox(), tenant: 'attacker', timeoutMs: 20_000 })
+  const shell = (): ReturnType<typeof shellTool> => shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox({ cgroupName: `zidane-test-${process.pid}` }), tenant: 'attacker', timeoutMs: 20_000 })
 
   it('sees system folders only (no /opt) and runs with the fixed system PATH, not the host one', async () => {
     const result = await runTool(shell(), { command: 'test -e /opt && echo "opt visible: $(ls /opt | head -3)" || echo "no /opt"; echo "PATH=$PATH"' })

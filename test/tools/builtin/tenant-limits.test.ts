@@ -15,7 +15,7 @@ const MIB = 1024 * 1024
 /** Attacks from one tenant: every command in the sandbox with these limits, for the tenant `attacker`. */
 describe('a hostile tenant in the bubblewrap sandbox', () => {
   const folders = useSandbox()
-  const shellFor = (options: BubblewrapOptions): ToolDef => shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox(options), tenant: 'attacker', timeoutMs: 20_000, killGraceMs: 200 })
+  const shellFor = (options: BubblewrapOptions): ToolDef => shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox({ cgroupName: `zidane-test-${process.pid}`, ...options }), tenant: 'attacker', timeoutMs: 20_000, killGraceMs: 200 })
 
   it('a memory hog in four commands at once stays within the tenant memory cap', async () => {
     const shell = shellFor({ tenantMemoryMb: 256, memoryMb: 4096 })
