@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import type { Server } from 'node:net'
 import path from 'node:path'
@@ -10,18 +10,9 @@ import { createWorkspace } from '../../../src/tools/builtin/workspace'
 import type { ToolDef } from '../../../src/tools/tool'
 import { startFakeUpstream } from './fake-upstream'
 import type { FakeUpstream } from './fake-upstream'
+import { processesWith } from './sandbox-attacks'
 import { runTool, textOf, useSandbox } from './tool-context'
 
-/** Pids of host processes whose command line contains `marker`. */
-async function processesWith(marker: string): Promise<number[]> {
-  const pids: number[] = []
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const commandLine = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
-    if (commandLine.includes(marker)) pids.push(Number(entry))
-  }
-  return pids
-}
 
 describe('shell in the bubblewrap sandbox', () => {
   const folders = useSandbox()
