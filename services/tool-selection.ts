@@ -14,12 +14,22 @@ export function builtinTools(root: string, env: NodeJS.ProcessEnv = process.env,
 
 /**
  * What `createBuiltinTools` gets for a session's workspace: the shell's options, the tenant, and the file tools' time
- * limit (`ZIDANE_FILE_TOOL_TIMEOUT_MS`, default 20 s).
+ * limit (`ZIDANE_FILE_TOOL_TIMEOUT_MS`, default 20 s) and workspace quota (`ZIDANE_WORKSPACE_QUOTA_MB`, default 1024,
+ * the sandbox's): the quota binds the file tools' writes also where no sandbox runs them.
  */
 export function builtinToolsOptions(root: string, env: NodeJS.ProcessEnv, policy: ShellPolicy, tenant?: string): BuiltinToolsOptions {
-  const timeoutMs = Number(env.ZIDANE_FILE_TOOL_TIMEOUT_MS)
-  const files = Number.isInteger(timeoutMs) && timeoutMs > 0 ? { files: { timeoutMs } } : {}
-  return { root, shell: policy.options, ...files, ...(tenant === undefined ? {} : { tenant }) }
+  const timeoutMs = positiveInteger(env.ZIDANE_FILE_TOOL_TIMEOUT_MS)
+  const quotaBytes = policy.options.sandbox?.workspaceQuotaBytes ?? (positiveInteger(env.ZIDANE_WORKSPACE_QUOTA_MB) ?? DEFAULT_WORKSPACE_QUOTA_MB) * 1024 * 1024
+  const files = { quotaBytes, ...(timeoutMs === undefined ? {} : { timeoutMs }) }
+  return { root, shell: policy.options, files, ...(tenant === undefined ? {} : { tenant }) }
+}
+
+/** The workspace quota of file tools that run without the sandbox, when `ZIDANE_WORKSPACE_QUOTA_MB` is unset. */
+const DEFAULT_WORKSPACE_QUOTA_MB = 1024
+
+function positiveInteger(value: string | undefined): number | undefined {
+  const parsed = Number(value)
+  return value !== undefined && value !== '' && Number.isInteger(parsed) && parsed > 0 ? parsed : undefined
 }
 
 let builtinNames: string[] | undefined

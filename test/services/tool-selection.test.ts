@@ -67,3 +67,14 @@ describe('the limits of the tenant', () => {
     await running
   })
 })
+
+describe('the file tools without the sandbox', () => {
+  it('keep the workspace quota: a write past ZIDANE_WORKSPACE_QUOTA_MB is refused', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'zidane-unsandboxed-quota-'))
+    const env = { ZIDANE_SANDBOX: 'off', ZIDANE_WORKSPACE_QUOTA_MB: '1' }
+    const write = builtinTools(root, env, shellPolicy(env)).find(each => each.spec.name === 'write_file')
+    if (!write) throw new Error('no write_file')
+    await expect(write.execute({ path: 'big.txt', content: 'x'.repeat(2 * 1024 * 1024) }, createToolContext())).rejects.toMatchObject({ code: 'workspace_quota_exceeded' })
+    expect(await write.execute({ path: 'small.txt', content: 'fits' }, createToolContext())).toMatch(/Wrote 4 bytes/)
+  })
+})
