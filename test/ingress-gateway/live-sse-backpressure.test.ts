@@ -1,36 +1,21 @@
 import { createServer } from 'node:http'
-import type { Server, ServerResponse } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import { connect } from 'node:net'
-import type { AddressInfo, Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { setImmediate as yieldToSockets } from 'node:timers/promises'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useRawSockets } from '../helpers/raw-sockets'
 import { MAX_VIEWER_BUFFER_BYTES } from '../../ingress-gateway/bounded-write'
-import type { LiveDeltas, LiveEvent } from '../../ingress-gateway/live-deltas'
 import { streamLiveEvents } from '../../ingress-gateway/live-sse'
+import { fakeLive } from './helpers/fake-live'
 
-let server: Server | undefined
-const sockets: Socket[] = []
+const raw = useRawSockets()
 
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy()
-  server?.closeAllConnections()
-  await new Promise(resolve => server?.close(resolve))
-  server = undefined
-})
-
-function fakeLive(): LiveDeltas & { emit(event: LiveEvent): void; subscribers(): number } {
-  const listeners = new Set<(event: LiveEvent) => void>()
-  return {
-    subscribeLive: (_key, onEvent) => { listeners.add(onEvent); return () => listeners.delete(onEvent) },
-    emit: event => { for (const listener of listeners) listener(event) },
-    subscribers: () => listeners.size,
-  }
-}
 
 /** An SSE viewer on a raw socket; `read: false` never reads a byte (a stuck browser tab). */
 function viewer(port: number, read: boolean): { received: () => number } {
   const socket = connect(port, '127.0.0.1')
-  sockets.push(socket)
+  raw.track(socket)
   let received = 0
   socket.write('GET /events HTTP/1.1\r\nhost: gateway\r\n\r\n')
   if (read) socket.on('data', (chunk: Buffer) => { received += chunk.length })
@@ -50,14 +35,14 @@ describe('live SSE backpressure', () => {
   it('cuts off a viewer that reads nothing before its unsent bytes pass the bound; a reading viewer gets every delta', async () => {
     const live = fakeLive()
     const responses: ServerResponse[] = []
-    server = createServer((_request, response) => {
+    const server = raw.serve(createServer((_request, response) => {
       responses.push(response)
       response.writeHead(200, { 'content-type': 'text/event-stream' })
       const gone = new AbortController()
       response.once('close', () => gone.abort())
       streamLiveEvents(response, live, 't~s', gone.signal)
-    })
-    await new Promise<void>(resolve => server?.listen(0, '127.0.0.1', resolve))
+    }))
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
     const port = (server.address() as AddressInfo).port
     viewer(port, false)
     const reader = viewer(port, true)

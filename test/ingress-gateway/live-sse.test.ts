@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import type { LiveDeltas, LiveEvent } from '../../ingress-gateway/live-deltas'
+import type { LiveEvent } from '../../ingress-gateway/live-deltas'
 import { formatLiveEvent, streamLiveEvents } from '../../ingress-gateway/live-sse'
+import { fakeLive } from './helpers/fake-live'
 
 const delta: LiveEvent = { type: 'model:delta', data: { runId: 'r1', turn: 1, attempt: 'a1', kind: 'text', offset: 0, text: 'Hi' } }
 
-function fakeLive(): LiveDeltas & { emit(event: LiveEvent): void; subscribers(): number } {
-  const listeners = new Set<(event: LiveEvent) => void>()
-  return {
-    subscribeLive: (_key, onEvent) => { listeners.add(onEvent); return () => listeners.delete(onEvent) },
-    emit: event => { for (const listener of listeners) listener(event) },
-    subscribers: () => listeners.size,
-  }
-}
 
 describe('live events on the SSE stream', () => {
   it('frames a live event with its type and data and no id, so Last-Event-ID stays on the durable log', () => {

@@ -1,9 +1,10 @@
-import type { Server, ServerResponse } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import { connect } from 'node:net'
 import type { Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { setImmediate as yieldToSockets } from 'node:timers/promises'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useRawSockets } from '../../helpers/raw-sockets'
 import type { LiveDelta } from '../../../services/live/live-delta'
 import { liveStreamPath } from '../../../services/live/live-delta'
 import { createLiveHub } from '../../../services/live/live-hub'
@@ -12,20 +13,12 @@ import { MAX_LIVE_BUFFER_BYTES } from '../../../services/live/paced-stream'
 
 const token = 'internal-token-0123456789'
 const sessionKey = 't~slow'
-let server: Server | undefined
-const sockets: Socket[] = []
-
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy()
-  server?.closeAllConnections()
-  await new Promise(resolve => server?.close(resolve))
-  server = undefined
-})
+const raw = useRawSockets()
 
 /** A live stream request on a raw socket; `read: false` never reads a byte of the answer (a stuck viewer). */
 function openStream(port: number, read: boolean): { socket: Socket; received: () => number } {
   const socket = connect(port, '127.0.0.1')
-  sockets.push(socket)
+  raw.track(socket)
   let received = 0
   socket.write(`GET ${liveStreamPath(sessionKey)} HTTP/1.1\r\nhost: hub\r\nauthorization: Bearer ${token}\r\n\r\n`)
   if (read) socket.on('data', (chunk: Buffer) => { received += chunk.length })
@@ -40,10 +33,10 @@ function delta(offset: number, text: string): LiveDelta {
 describe('live server backpressure', () => {
   it('cuts off a viewer that reads nothing before its unsent bytes pass the bound, and keeps serving a reading one', async () => {
     const hub = createLiveHub()
-    server = createLiveServer(hub, { token })
+    const server = raw.serve(createLiveServer(hub, { token }))
     const responses: ServerResponse[] = []
     server.on('request', (_request, response: ServerResponse) => responses.push(response))
-    await new Promise<void>(resolve => server?.listen(0, '127.0.0.1', resolve))
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
     const port = (server.address() as AddressInfo).port
     openStream(port, false)
     const reader = openStream(port, true)
@@ -67,8 +60,8 @@ describe('live server backpressure', () => {
     const hub = createLiveHub()
     const text = 'y'.repeat(1000)
     for (let index = 0; index < 1900; index++) hub.publish(delta(index * text.length, text))
-    server = createLiveServer(hub, { token })
-    await new Promise<void>(resolve => server?.listen(0, '127.0.0.1', resolve))
+    const server = raw.serve(createLiveServer(hub, { token }))
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
     const late = openStream((server.address() as AddressInfo).port, true)
     await waitFor(() => late.received() >= 1900 * text.length)
     hub.publish(delta(1900 * text.length, 'end'))
