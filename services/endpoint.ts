@@ -9,6 +9,8 @@ import { installGracefulShutdown } from './drain/graceful-shutdown'
 import { loadShutdownConfig } from './drain/shutdown-config'
 import { loadLiveConfig } from './live/live-config'
 import { processLiveHub } from './live/process-hub'
+import { liveReplicasObject } from './live/replica-registry-object'
+import type { ReplicaRegistration } from './live/replica-registration'
 import { startLiveServer } from './live/start-live-server'
 import { inboxObject } from './inbox/inbox-object'
 import { resumerObject } from './resumer/resumer-object'
@@ -31,9 +33,13 @@ async function main(): Promise<void> {
   // Only the HTTP/2 handler (createEndpointHandler builds an HTTP/1 one too, and each logs its signing keys).
   const endpoint = restate.endpoint().bind(sessionObject).bind(childService).bind(resumerObject).bind(inboxObject).defaultServiceOptions({ hooks: [drain.hooks] })
   endpoint.bind(eventLogObject).bind(eventWatchService)
+  const live = loadLiveConfig()
+  endpoint.bind(liveReplicasObject({ token: live.token }))
   const handler = (config.identityKeys.length > 0 ? endpoint.withIdentityV1(...config.identityKeys) : endpoint).http2Handler()
   const server = http2.createServer(drain.handler(handler))
-  installGracefulShutdown({ server, drain, graceMs: shutdown.graceMs })
+  const liveHub: { registration: ReplicaRegistration | undefined } = { registration: undefined }
+  // The hub stays registered while running steps drain (they may still stream deltas); it deregisters before the exit.
+  installGracefulShutdown({ server, drain: { ...drain, drain: async () => { await drain.drain(); await liveHub.registration?.stop() } }, graceMs: shutdown.graceMs })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, resolve)
@@ -41,8 +47,9 @@ async function main(): Promise<void> {
   console.log(`zidane services listening on ${config.host}:${config.port}${config.identityKeys.length > 0 ? ' (request signatures required)' : ''}`)
   const shell = shellPolicy().status
   console.log(`zidane services: shell ${shell.mode} (${shell.reason})`)
-  const live = loadLiveConfig()
-  if (await startLiveServer(processLiveHub, live)) console.log(`zidane services: live deltas on ${live.host}:${live.port}`)
+  const started = await startLiveServer(processLiveHub, live, config.ingressUrl)
+  if (started) console.log(`zidane services: live deltas on ${live.host}:${live.port}`)
+  liveHub.registration = started?.registration
 }
 
 await main()
