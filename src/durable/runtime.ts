@@ -60,8 +60,8 @@ export interface StepOptions {
   /**
    * `execute` has an effect that must not happen twice (an unsafe tool call). The runtime must then never run it
    * fresh (`resumed: false`) after an earlier attempt may have started it, even when that attempt died right as it
-   * started. A runtime that cannot tell from its journal pays for it (Restate: a start mark outside the journal,
-   * `RestateRuntimeOptions.startLog`). Default false: a step cut off early may run again as fresh.
+   * started. A runtime that cannot tell from its journal pays for it (Restate: an intent journaled before the step,
+   * `RestateRuntimeOptions.stepIntents`). Default false: a step cut off early may run again as fresh.
    */
   atMostOnce?: boolean
 }

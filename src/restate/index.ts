@@ -9,8 +9,6 @@ export type { AwakeableWithTimeoutOptions, RestatePromiseRaceLike } from './awak
 export { restateRuntime, DEFAULT_MAX_TOOL_RESULT_BYTES } from './runtime'
 export { assertOutsideStep, CONTEXT_IN_STEP_CODE, currentStep, isContextInStepError, journalStep, runningStepClosures, unacknowledgedSteps } from './step-scope'
 export type { RestateCombinators, RestateRuntimeOptions } from './runtime'
-export { createFileStartLog } from './start-log'
-export type { StepStartLog } from './start-log'
 export { createFileCrashLog } from './crash-log'
 export type { StepCrashLog } from './crash-log'
 export { emptyRunTotals, readSessionHeader, readSessionRuns, readSessionTurns, restateSessionStore, sessionRunStateKey, sessionTurnStateKey, SESSION_RUN_STATE_KEY_PREFIX, SESSION_TURN_STATE_KEY_PREFIX, SESSION_STATE_KEY } from './session'

@@ -9,10 +9,10 @@ import type { RestatePromiseRaceLike } from './awakeable'
 import { createCoalescedClock, deterministicUuid } from './clock'
 import { isRestateCancellation, isRestateControlError } from './errors'
 import type { ReplayTracker } from './replay'
-import type { StepStartLog } from './start-log'
 import { takeSuspectTurn } from './crash-log'
 import type { StepCrashLog } from './crash-log'
 import { restateSessionStore } from './session'
+import { AtMostOnceStep, createIntentGate, issueEffects } from './step-intent'
 import { restateToolStateStore } from './tool-state'
 import { assertOutsideStep, awaitAcknowledgement, guardContext, isContextInStepError, runInStep } from './step-scope'
 import type { RestateContextLike, RestateRunOptions } from './types'
@@ -52,12 +52,13 @@ export interface RestateRuntimeOptions {
   /** Resolve an awakeable of another invocation (e.g. an ingress client). Default: `ctx.resolveAwakeable`. */
   resolveAwakeable?: (id: string, value: JsonValue) => void | Promise<void>
   /**
-   * Marks of at-most-once steps (unsafe tool calls) started, kept outside the journal: with it, an attempt killed as
-   * such a step started (before Restate journaled its run command) makes the next attempt see `resumed: true`, not
-   * run the call again as new. Without it that window stays open. `createFileStartLog(folder)` on a folder every
-   * replica sees.
+   * Journal an intent before each at-most-once step (unsafe tool calls): one `ctx.run` named `intent:<step name>`,
+   * awaited before the step's own, so a retry that finds the intent without the step's result reports the step
+   * `resumed` (it may have started) even when the attempt died as the step started, before Restate journaled its run
+   * command. Default true. `false` keeps the journal of releases before intents, for runs that started without them:
+   * such a step killed as it starts may then run again as new.
    */
-  startLog?: StepStartLog
+  stepIntents?: boolean
   /**
    * Ends a run whose step keeps ending the attempts that run it (an out-of-memory tool, a crash in a dependency: the
    * process dies in it every time) instead of retrying it for as long as Restate retries the invocation. `log` counts,
@@ -106,8 +107,9 @@ export function notifyRuntimeCancelled(runtime: DurableRuntime, error: unknown):
 
 /**
  * The durable runtime of one Restate invocation. Build it inside the handler, once per invocation, and hand it to
- * the agent. Each step is one `ctx.run` entry; a step whose run command an earlier attempt journaled but never
- * completed (the attempt died inside it) runs again with `resumed: true`.
+ * the agent. Each step is one `ctx.run` entry, and an at-most-once step is preceded by one more, its intent (see
+ * `stepIntents`); a step whose run command (or intent) an earlier attempt journaled but whose result it never did
+ * (the attempt died inside it) runs again with `resumed: true`.
  *
  * Misuse is refused, not journaled: while a step's closure runs, every runtime method and every context call of the
  * runtime's stores throws a `ConfigurationError` (`restate_context_in_step`) naming the step.
@@ -130,9 +132,9 @@ export function restateRuntime(rawCtx: RestateContextLike, options: RestateRunti
     },
     awakeable: <T>(_key: StepKey, awakeableOptions: { timeoutMs?: number } = {}) => mintAwakeable<T>(ctx, options, awakeableOptions.timeoutMs),
     resolveAwakeable: async (id, value) => resolveAwakeable(ctx, options, id, value),
-    all: <T>(promises: readonly Promise<T>[]) => observe(runtime, join(options.promises, 'all', promises, joinInOrder)),
-    race: <T>(promises: readonly Promise<T>[]) => observe(runtime, join(options.promises, 'race', promises, values => Promise.race(values))),
-    allSettled: <T>(promises: readonly Promise<T>[]) => observe(runtime, join(options.promises, 'allSettled', promises, settleInOrder)),
+    all: <T>(promises: readonly Promise<T>[]) => observe(runtime, joinSteps(options.promises, 'all', promises, joinInOrder)),
+    race: <T>(promises: readonly Promise<T>[]) => observe(runtime, joinSteps(options.promises, 'race', promises, values => Promise.race(values))),
+    allSettled: <T>(promises: readonly Promise<T>[]) => observe(runtime, joinSteps(options.promises, 'allSettled', promises, settleInOrder)),
     sleep: ms => ctx.sleep(ms),
     // A context call from inside a step is a bug in the caller's code: it fails the run instead of becoming a tool result.
     isControlError: error => isRestateControlError(error) || isContextInStepError(error),
@@ -168,15 +170,18 @@ function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, cl
 /**
  * Builds `step`. The resumed bit is read right before the run command is issued: a VM still replaying at that
  * moment means an earlier attempt journaled this command; if the closure then runs, that attempt never completed it.
- * Without combinators each step waits for the previous one, so at most one journaled await is pending.
+ * An at-most-once step learns it from its intent instead (see `createIntentGate`). Without combinators each step
+ * waits for the previous one, so at most one journaled await is pending.
  */
 function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions): DurableRuntime['step'] {
+  const intents = options.stepIntents === false ? undefined : createIntentGate(ctx, options.onBoundary !== undefined)
   const issue = <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions): Promise<T> => {
     assertOutsideStep(`runtime.step("${key.name}")`)
     const processing = isProcessing(ctx)
     if (processing) options.onBoundary?.(key)
     const runOptions = options.runOptions?.[key.kind] ?? DEFAULT_RUN_OPTIONS
-    return issueRun(ctx, options, key, execute, runOptions, processing, stepOptions?.atMostOnce === true)
+    if (intents && stepOptions?.atMostOnce === true) return intents(key, resumed => issueRun(ctx, options, key, execute, runOptions, resumed))
+    return issueRun(ctx, options, key, execute, runOptions, () => !processing)
   }
   if (options.promises) return issue
   let tail: Promise<unknown> = Promise.resolve()
@@ -192,17 +197,11 @@ function isProcessing(ctx: RestateContextLike): boolean {
 }
 
 /**
- * Issues one step as a `ctx.run`. `resumed` is `!processing`, or, for an `atMostOnce` step with a `startLog`, also
- * true when an earlier attempt left the step's start mark: the journal cannot say it, since the SDK starts a closure
- * as soon as it has handed the run command to the connection, not once Restate has journaled it (see
- * {@link StepStartLog}). Such a closure marks the step started, durably, before its effect, and the mark is forgotten
- * once the result is journaled (replayed completions forget too: a mark left by an attempt that died after its result
- * was journaled). With a boundary probe (a crash test), a finished closure counts until its result is acknowledged:
- * see `unacknowledgedSteps`.
+ * Issues one step as a `ctx.run` whose closure reads `resumed()` (after the crash guard). With a boundary probe (a crash test), a finished
+ * closure counts until its result is acknowledged: see `unacknowledgedSteps`.
  */
-function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, processing: boolean, atMostOnce: boolean): Promise<T> {
-  const invocationId = (atMostOnce && options.startLog) || options.crashGuard ? ctx.request?.().id : undefined
-  const marks = invocationId === undefined || !atMostOnce || !options.startLog ? undefined : { log: options.startLog, invocationId }
+function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, resumed: () => boolean | Promise<boolean>): Promise<T> {
+  const invocationId = options.crashGuard ? ctx.request?.().id : undefined
   const guard = invocationId === undefined || !options.crashGuard ? undefined : { ...options.crashGuard, invocationId }
   let acknowledged: (() => void) | undefined
   // Forgotten only after a closure this attempt ran: a step replayed from the journal left no count behind.
@@ -213,17 +212,15 @@ function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, ke
     const leaveGuard = guard ? await enterCrashGuard(guard, key.name) : undefined
     try {
       options.replayTracker?.markLive()
-      const markedEarlier = marks ? await marks.log.markStarted(marks.invocationId, key.name) : false
-      return await execute({ resumed: !processing || markedEarlier })
+      return await execute({ resumed: await resumed() })
     } finally {
       leaveGuard?.()
       if (options.onBoundary) acknowledged = awaitAcknowledgement()
     }
   }), runOptions)
-  if (!marks && !guard && !options.onBoundary) return result
+  if (!guard && !options.onBoundary) return result
   const settled = (): void => {
     acknowledged?.()
-    marks?.log.forget(marks.invocationId, key.name).catch(() => undefined)
     if (ran) guard?.log.forget(guard.invocationId, key.name).catch(() => undefined)
   }
   if (!isRestatePromiseLike(result)) return result.finally(settled)
@@ -276,6 +273,14 @@ async function resolveAwakeable(ctx: RestateContextLike, options: RestateRuntime
 }
 
 type Combinator = 'all' | 'race' | 'allSettled'
+
+/** {@link join}, after journaling the intents of the at-most-once steps among `promises` and issuing their effects. */
+function joinSteps<T, R>(combinators: RestateCombinators | undefined, name: Combinator, promises: readonly Promise<T>[], fallback: (values: readonly Promise<T>[]) => Promise<R>): Promise<R> {
+  if (!promises.some(promise => promise instanceof AtMostOnceStep)) return join(combinators, name, promises, fallback)
+  assertOutsideStep(`runtime.${name}()`)
+  const joinIntents = (intents: Promise<unknown>[]): Promise<unknown> => (combinators && intents.every(intent => isRestatePromiseLike(intent)) ? combinators.all(intents) : joinInOrder(intents))
+  return issueEffects(promises, joinIntents).then(effects => join(combinators, name, effects as Promise<T>[], fallback))
+}
 
 /** Uses the durable combinator when every input is a `RestatePromise`; otherwise awaits them one at a time. */
 function join<T, R>(combinators: RestateCombinators | undefined, name: Combinator, promises: readonly Promise<T>[], fallback: (values: readonly Promise<T>[]) => Promise<R>): Promise<R> {

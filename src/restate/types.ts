@@ -60,8 +60,11 @@ export interface RestateContextLike {
    * started (and was cut off inside) from a fresh one.
    */
   isProcessing?(): boolean
-  /** The invocation being handled (`id`: its invocation id, the same on every attempt). */
-  request?(): { readonly id: string }
+  /**
+   * The invocation being handled (`id`: its invocation id, the same on every attempt; `attemptCompletedSignal`:
+   * aborted when this attempt ends, whatever ended it).
+   */
+  request?(): { readonly id: string; readonly attemptCompletedSignal?: AbortSignal }
 }
 
 /** Structural subset of `restate.ObjectContext`: keyed K/V state of the bound virtual-object instance. */

@@ -66,6 +66,26 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     await waitFor(async () => (await h.query(`SELECT status FROM sys_invocation WHERE id = '${invocationId}'`))[0]?.status === 'completed', 10_000, 'completed')
   })
 
+  it('reports an at-most-once step killed the instant it started as resumed on the retry, on another process', async () => {
+    const h = harness as RestateHarness
+    const port = await freePort()
+    const ledger = path.join(dir, 'once.jsonl')
+    const marker = path.join(dir, 'once-marker')
+    const first = startService(port, ledger, marker)
+    children.push(first)
+    await listening(first)
+    await h.registerDeployment(`http://127.0.0.1:${port}`)
+    const exited = new Promise<NodeJS.Signals | null>(resolve => first.once('exit', (_code, signal) => resolve(signal)))
+    const invocationId = await h.send('OnceProbe/k4/run')
+    expect(await exited).toBe('SIGKILL')
+    const second = startService(port, ledger, marker)
+    children.push(second)
+    await listening(second)
+    const result = await h.attach<string>(invocationId)
+    expect(result.body).toBe('once:true')
+    expect(readLedger(ledger).map(entry => `${entry.step}:${entry.resumed}:${entry.pid === first.pid ? 1 : 2}`)).toEqual(['once:false:1', 'once:true:2'])
+  })
+
   it('keeps an answer given to an awakeable tool while the service process is down', async () => {
     const h = harness as RestateHarness
     const port = await freePort()

@@ -88,6 +88,41 @@ const runtimeProbe = restate.object({
       ctx.set('awakeable', awakeable.id)
       return awakeable.wait()
     },
+    /** Two at-most-once steps started together and a plain one, then a retryable failure once: the retry replays all. */
+    unsafe: async (ctx: restate.ObjectContext, tag: string): Promise<boolean[]> => {
+      const durable = restateRuntime(ctx, { promises: RestatePromise })
+      const resumed = resumedFlags.get(tag) ?? []
+      resumedFlags.set(tag, resumed)
+      const step = (name: string, atMostOnce: boolean): Promise<string> => durable.step(stepKey('run', 'tool', tag, name), async attempt => {
+        count(`${tag}/${name}`)
+        resumed.push(attempt.resumed)
+        return name
+      }, { atMostOnce })
+      await durable.all([step('a', true), step('b', true)])
+      await step('c', false)
+      if (!failedOnce.has(tag)) {
+        failedOnce.add(tag)
+        throw new Error('retry me once')
+      }
+      return resumed
+    },
+    /**
+     * An attempt that journaled a step's intent and died before the step's run command reached Restate (here: the
+     * handler records the intent itself and fails), then the runtime's step: it runs with `resumed: true`.
+     */
+    intentOnly: async (ctx: restate.ObjectContext, tag: string): Promise<boolean> => {
+      const key = stepKey('run', 'tool', tag)
+      if (!failedOnce.has(tag)) {
+        failedOnce.add(tag)
+        await ctx.run(`intent:${key.name}`, () => true, { maxRetryAttempts: 1 })
+        throw new Error('died as the step started')
+      }
+      const durable = restateRuntime(ctx, { promises: RestatePromise })
+      return durable.step(key, async attempt => {
+        count(tag)
+        return attempt.resumed
+      }, { atMostOnce: true })
+    },
     awakeableId: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<string | null> => ctx.get<string>('awakeable')),
   },
 })
@@ -130,6 +165,24 @@ describe.each(REPLAY_MODES)('restateRuntime against a real server ($mode)', ({ a
     const response = await h().call<string>(`RuntimeProbe/${tag}/failing`, tag)
     expect(response.status).toBe(200)
     expect(response.body).toBe('TerminalError:boom:true')
+    expect(executions.get(tag)).toBe(1)
+  })
+
+  it('journals an intent before each at-most-once step and runs the step fresh after it', async () => {
+    const tag = `unsafe-${alwaysReplay}`
+    const response = await h().call<boolean[]>(`RuntimeProbe/${tag}/unsafe`, tag)
+    expect(response.status).toBe(200)
+    expect(response.body).toEqual([false, false, false])
+    for (const name of ['a', 'b', 'c']) expect(executions.get(`${tag}/${name}`)).toBe(1)
+    const rows = await h().query<{ name: string }>(`SELECT j.name FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE i.target = 'RuntimeProbe/${tag}/unsafe' AND j.entry_type = 'Command: Run' ORDER BY j.index`)
+    expect(rows.map(row => row.name)).toEqual([`intent:run/${tag}/a/tool`, `intent:run/${tag}/b/tool`, `run/${tag}/a/tool`, `run/${tag}/b/tool`, `run/${tag}/c/tool`])
+  })
+
+  it('runs an at-most-once step whose intent an earlier attempt journaled with resumed: true', async () => {
+    const tag = `intent-${alwaysReplay}`
+    const response = await h().call<boolean>(`RuntimeProbe/${tag}/intentOnly`, tag)
+    expect(response.status).toBe(200)
+    expect(response.body).toBe(true)
     expect(executions.get(tag)).toBe(1)
   })
 

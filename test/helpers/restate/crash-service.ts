@@ -43,6 +43,25 @@ const crashProbe = restate.object({
   },
 })
 
+/** One at-most-once step that kills its process the instant its closure starts (unless `MARKER` exists). */
+const onceProbe = restate.object({
+  name: 'OnceProbe',
+  handlers: {
+    run: async (ctx: restate.ObjectContext): Promise<string> => {
+      const durable = restateRuntime(ctx, { promises: RestatePromise, idSeed: ctx.key })
+      return durable.step(stepKey('run', 'tool', 'once'), async attempt => {
+        record({ step: 'once', resumed: attempt.resumed })
+        if (!existsSync(marker)) {
+          writeFileSync(marker, String(process.pid))
+          process.kill(process.pid, 'SIGKILL')
+          await new Promise(() => {})
+        }
+        return `once:${attempt.resumed}`
+      }, { atMostOnce: true })
+    },
+  },
+})
+
 /** An awakeable tool whose notify writes the id to the ledger; the test answers it while this process is down. */
 const askProbe = restate.object({
   name: 'AskProbe',
@@ -79,5 +98,5 @@ const jobProbe = restate.object({
   },
 })
 
-const port = await restate.serve({ services: [crashProbe, askProbe, jobProbe], port: Number(process.env.PORT), logger: () => {} })
+const port = await restate.serve({ services: [crashProbe, onceProbe, askProbe, jobProbe], port: Number(process.env.PORT), logger: () => {} })
 console.log(`listening ${port}`)
