@@ -54,7 +54,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
   const variants = [defaultVariant(), sqliteVariant('FULL'), sqliteVariant('NORMAL'), restateVariant(CENSUSED.ours, server, 'BenchAgent'), restateVariant(CENSUSED.hand, server, 'HandLoop'),
     restateVariant(CENSUSED.logged, server, 'BenchAgent', { eventLog: 'outbox' }), restateVariant(CENSUSED.perWrite, server, 'BenchAgent', { eventLog: 'per-write' }),
     restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true }),
-    restateVariant('restate start marks', server, 'BenchAgent', { startLog: true }),
+    restateVariant('restate without intents', server, 'BenchAgent', { withoutIntents: true }),
     restateVariant('restate + event log without courier', server, 'BenchAgent', { eventLog: 'outbox', withoutCourier: true }),
     restateVariant(SPLIT.handState, server, 'HandLoop', { sessionWrites: true }), restateVariant(SPLIT.oursTimed, server, 'BenchAgent', { timeSteps: true }),
     restateVariant(SPLIT.handTimed, server, 'HandLoop', { timeSteps: true })]
@@ -111,7 +111,7 @@ function addSectionTwo(samples: Map<string, number[][]>, census: Censuses, turns
     figureOf(2, 'diagnostic: event log without the courier (journaled sends only)', 'ms/turn', summarize(flat(samples, 'restate + event log without courier')), { ratio: toHand('restate + event log without courier') }),
     figureOf(2, 'diagnostic: restate, coalesce: true (fewer ctx.date.now)', 'ms/turn', summarize(flat(samples, 'restate coalesce')), { ratio: toHand('restate coalesce') }),
     figureOf(2, 'diagnostic: restate, session in memory (no SetState)', 'ms/turn', summarize(flat(samples, 'restate memory session')), { ratio: toHand('restate memory session') }),
-    figureOf(2, 'restate + start marks of unsafe calls (startLog, synced files)', 'ms/turn', summarize(flat(samples, 'restate start marks')), { ratio: toHand('restate start marks'), note: `${summarize(paired(samples, 'restate start marks', 'restate', (variant, base) => variant - base)).median.toFixed(3)} ms/turn over the runtime alone (one unsafe call per turn)` }),
+    figureOf(2, 'diagnostic: restate without the intents of unsafe calls (stepIntents: false)', 'ms/turn', summarize(flat(samples, 'restate without intents')), { ratio: toHand('restate without intents'), note: `the intents cost ${summarize(paired(samples, 'restate', 'restate without intents', (base, variant) => base - variant)).median.toFixed(3)} ms/turn (one unsafe call per turn)` }),
     single(2, 'journal entries per turn: ours', 'entries', perTurnOf('ours'), { ratio: { value: census.ours.entries / census.hand.entries, to: 'hand-written' } }),
     single(2, 'journal entries per turn: ours + event log', 'entries', perTurnOf('logged'), { ratio: { value: census.logged.entries / census.hand.entries, to: 'hand-written' } }),
     single(2, 'journal entries per turn: hand-written', 'entries', perTurnOf('hand')),

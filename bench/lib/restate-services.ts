@@ -1,11 +1,8 @@
 import * as restate from '@restatedev/restate-sdk'
 import type { AgentBehavior } from 'zidane'
 import type { ContentBlock, Message, ToolUseBlock } from 'zidane/providers'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { createFileStartLog, emptyRunTotals, restateRuntime, SESSION_STATE_KEY, sessionTurnStateKey } from 'zidane/restate'
-import type { StepStartLog, StoredSessionHeader } from 'zidane/restate'
+import { emptyRunTotals, restateRuntime, SESSION_STATE_KEY, sessionTurnStateKey } from 'zidane/restate'
+import type { StoredSessionHeader } from 'zidane/restate'
 import { createMemorySessionStore, createSession, loadSession } from 'zidane/session'
 import type { SessionTurn } from 'zidane/session'
 import { eventLogObject } from '../../services/event-log/event-log-object'
@@ -30,8 +27,8 @@ export interface BenchRunRequest extends ScriptedRunShape {
   coalesce?: boolean
   memorySession?: boolean
   eventLog?: 'outbox' | 'per-write'
-  /** Give the runtime a file start log (the deployment's marks of unsafe calls, synced files) in a temporary folder. */
-  startLog?: boolean
+  /** Diagnostic: no journaled intent before each unsafe call (`stepIntents: false`), to show what the intents cost. */
+  withoutIntents?: boolean
   /** Diagnostic of `eventLog: 'outbox'`: leave the bench's courier out (only the journaled sends bring the events). */
   withoutCourier?: boolean
   /** Count live executions of the tool in `liveToolCalls` under the object key. */
@@ -46,7 +43,6 @@ export interface BenchRunRequest extends ScriptedRunShape {
   timeSteps?: boolean
 }
 
-let startLog: StepStartLog | undefined
 let courier: EventCourier | undefined
 
 /**
@@ -56,12 +52,6 @@ let courier: EventCourier | undefined
 export function useBenchCourier(ingressUrl: string): EventCourier {
   courier = createEventCourier({ ingressUrl, windowMs: loadServicesConfig().eventWindowMs })
   return courier
-}
-
-/** One start log for every bench run that asks for it, in a folder of the OS's temporary directory. */
-function benchStartLog(): StepStartLog {
-  startLog ??= createFileStartLog(mkdtempSync(join(tmpdir(), 'zidane-bench-starts-')))
-  return startLog
 }
 
 /** Live executions of the bench tool per object key (for requests with `countToolCalls`). */
@@ -137,7 +127,7 @@ export const benchAgent = restate.object({
         ...(request.coalesce ? { coalesce: true } : {}),
         ...(request.memorySession ? { sessionStore: createMemorySessionStore() } : {}),
         ...(outbox ? { sessionStore: recordedSessionStore(ctx, outbox) } : {}),
-        ...(request.startLog ? { startLog: benchStartLog() } : {}),
+        ...(request.withoutIntents ? { stepIntents: false } : {}),
       })
       const store = durable.stores.session
       const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
