@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { DEFAULT_LIVE_REFRESH_MS } from './live-replicas'
 import { DEFAULT_FEED_OPTIONS, MAX_WATCH_TIMEOUT_MS } from './session-feeds'
 import { DEFAULT_TENANT_LIMITS, type TenantLimits } from './tenant-limits'
 
@@ -24,10 +25,11 @@ export interface GatewayConfig {
   /** Per-tenant limits; each missing one takes its default from {@link DEFAULT_TENANT_LIMITS}. */
   limits?: Partial<TenantLimits>
   /**
-   * The services' live hubs (`ZIDANE_LIVE_URLS`, one per replica, and the shared `ZIDANE_LIVE_TOKEN`): the source of
-   * `model:delta` events on the event stream. Absent: the stream carries durable events only.
+   * The services' live hubs, the source of `model:delta` events on the event stream, with the shared
+   * `ZIDANE_LIVE_TOKEN`: the fixed `urls` (`ZIDANE_LIVE_URLS`, one per replica), or else those the replicas registered
+   * in Restate, read at `registryUrl` every `refreshMs` (`ZIDANE_LIVE_REFRESH_MS`). Absent: durable events only.
    */
-  live?: { urls: string[]; token: string }
+  live?: { token: string; urls?: string[]; registryUrl?: string; refreshMs?: number }
   /**
    * Longest a viewer's shared watch stays parked in Restate before it is renewed (`GATEWAY_EVENT_WATCH_MS`, default
    * and most 240000): an idle followed session costs three short invocations per period (the watch, its subscribe and
@@ -84,10 +86,11 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   checkApiKeyLengths(apiKeys)
   const host = nonEmpty(env.GATEWAY_HOST) ?? '127.0.0.1'
   const port = integerVariable(env, 'GATEWAY_PORT', 3000, 0, 65535)
+  const restateIngressUrl = urlVariable(env, 'RESTATE_INGRESS_URL', 'http://127.0.0.1:8080')
   return {
     apiKeys,
     open,
-    restateIngressUrl: urlVariable(env, 'RESTATE_INGRESS_URL', 'http://127.0.0.1:8080'),
+    restateIngressUrl,
     restateAdminUrl: urlVariable(env, 'RESTATE_ADMIN_URL', 'http://127.0.0.1:9070'),
     port,
     host,
@@ -97,16 +100,18 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     requestTimeoutMs: integerVariable(env, 'GATEWAY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, 3_600_000),
     limits: tenantLimits(env),
     eventWatchMs: integerVariable(env, 'GATEWAY_EVENT_WATCH_MS', DEFAULT_FEED_OPTIONS.watchTimeoutMs, 1_000, MAX_WATCH_TIMEOUT_MS),
-    ...liveHubs(env),
+    ...liveHubs(env, restateIngressUrl),
   }
 }
 
-function liveHubs(env: NodeJS.ProcessEnv): Pick<GatewayConfig, 'live'> {
+/** Live deltas need the token; the hubs are the fixed `ZIDANE_LIVE_URLS`, or else those registered in Restate. */
+function liveHubs(env: NodeJS.ProcessEnv, registryUrl: string): Pick<GatewayConfig, 'live'> {
   const urls = (nonEmpty(env.ZIDANE_LIVE_URLS) ?? '').split(',').map((url) => url.trim()).filter((url) => url !== '')
   const token = nonEmpty(env.ZIDANE_LIVE_TOKEN)
-  if (urls.length === 0) return {}
-  if (token === undefined) throw new GatewayConfigError('ZIDANE_LIVE_URLS is set without ZIDANE_LIVE_TOKEN, the token the services\' live hubs require.')
-  return { live: { urls: urls.map((url) => urlVariable({ ZIDANE_LIVE_URLS: url }, 'ZIDANE_LIVE_URLS', url)), token } }
+  if (token === undefined && urls.length > 0) throw new GatewayConfigError('ZIDANE_LIVE_URLS is set without ZIDANE_LIVE_TOKEN, the token the services\' live hubs require.')
+  if (token === undefined) return {}
+  if (urls.length > 0) return { live: { urls: urls.map((url) => urlVariable({ ZIDANE_LIVE_URLS: url }, 'ZIDANE_LIVE_URLS', url)), token } }
+  return { live: { token, registryUrl, refreshMs: integerVariable(env, 'ZIDANE_LIVE_REFRESH_MS', DEFAULT_LIVE_REFRESH_MS, 100, 600_000) } }
 }
 
 function tenantLimits(env: NodeJS.ProcessEnv): TenantLimits {

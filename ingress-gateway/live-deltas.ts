@@ -1,21 +1,22 @@
 import { createLiveTracker } from './live-tracker'
+import { discoveredReplicas, fixedReplicas } from './live-replicas'
+import type { LiveReplicaDirectory } from './live-replicas'
 import { LiveUpstream } from './live-upstream'
+import type { LiveUpstreamOptions } from './live-upstream'
 import type { LiveEvent } from './live-tracker'
 
 export type { LiveEvent, ModelDeltaEvent, ModelSupersededEvent } from './live-tracker'
 
 /** Where the services' live hubs are and how to reach them. */
-export interface LiveDeltasOptions {
-  /** One base URL per services replica (`ZIDANE_LIVE_URLS`, comma-separated), e.g. `http://127.0.0.1:9081`. */
-  urls: readonly string[]
-  /** The internal shared token (`ZIDANE_LIVE_TOKEN`). */
-  token: string
-  /** First wait before reconnecting to a hub that failed or closed (default 100 ms); doubles up to `maxBackoffMs`. */
-  minBackoffMs?: number
-  /** Longest wait between reconnects (default 1 s). */
-  maxBackoffMs?: number
-  /** Told about failed connections (a hub down, a wrong token); default silent. */
-  onError?: (url: string, error: unknown) => void
+export interface LiveDeltasOptions extends LiveUpstreamOptions {
+  /** Fixed hub URLs, one per services replica (`ZIDANE_LIVE_URLS`), e.g. `http://127.0.0.1:9180`: then nothing is discovered. */
+  urls?: readonly string[]
+  /** Without `urls`: Restate's ingress, where the hubs the services replicas registered are read (`live_replicas`). */
+  registryUrl?: string
+  /** How often the registry is read again while a session is followed (`ZIDANE_LIVE_REFRESH_MS`, default 5000). */
+  refreshMs?: number
+  /** Where the hubs are, in place of `urls` and `registryUrl` (tests). */
+  replicas?: LiveReplicaDirectory
 }
 
 /** Follows sessions' live deltas on the services. */
@@ -28,14 +29,18 @@ export interface LiveDeltas {
   subscribeLive(sessionKey: string, onEvent: (event: LiveEvent) => void): () => void
 }
 
-/** Live deltas from the hubs at `options.urls`: one upstream per followed session, shared by its viewers. */
+/**
+ * Live deltas from the hubs at `options.urls`, or else from those registered in Restate: one upstream per followed
+ * session, shared by its viewers.
+ */
 export function createLiveDeltas(options: LiveDeltasOptions): LiveDeltas {
+  const replicas = options.replicas ?? replicasOf(options)
   const upstreams = new Map<string, LiveUpstream>()
   return {
     subscribeLive(sessionKey, onEvent) {
       let upstream = upstreams.get(sessionKey)
       if (upstream === undefined) {
-        upstream = new LiveUpstream(sessionKey, options)
+        upstream = new LiveUpstream(sessionKey, options, replicas)
         upstreams.set(sessionKey, upstream)
       }
       const joined = upstream
@@ -48,6 +53,12 @@ export function createLiveDeltas(options: LiveDeltasOptions): LiveDeltas {
       }
     },
   }
+}
+
+function replicasOf(options: LiveDeltasOptions): LiveReplicaDirectory {
+  if (options.urls !== undefined || options.registryUrl === undefined) return fixedReplicas(options.urls ?? [])
+  const registryUrl = options.registryUrl
+  return discoveredReplicas({ ingressUrl: registryUrl, token: options.token, ...(options.refreshMs === undefined ? {} : { refreshMs: options.refreshMs }), onError: error => options.onError?.(registryUrl, error) })
 }
 
 /** No hub configured: subscriptions see nothing. */

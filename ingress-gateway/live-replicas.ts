@@ -1,0 +1,91 @@
+import * as clients from '@restatedev/restate-sdk-clients'
+import { hasValidProof, isHubUrl } from '../services/live/replica-proof'
+import { LIVE_REPLICAS_KEY, liveReplicasInterface } from '../services/live/replica-registry-contract'
+import type { LiveReplica } from '../services/live/replica-registry-contract'
+
+/** Where the services replicas' live hubs are: a fixed list, or the registry in Restate, kept fresh while watched. */
+export interface LiveReplicaDirectory {
+  /** The hub URLs known now. */
+  urls(): readonly string[]
+  /** Calls `listener` with the URLs each time they change, keeping them fresh while anyone watches; returns the unwatch. */
+  watch(listener: (urls: readonly string[]) => void): () => void
+}
+
+/** A directory that never changes (`ZIDANE_LIVE_URLS`). */
+export function fixedReplicas(urls: readonly string[]): LiveReplicaDirectory {
+  return { urls: () => urls, watch: () => () => undefined }
+}
+
+/** Options of {@link discoveredReplicas}. */
+export interface DiscoveredReplicasOptions {
+  /** Restate's ingress (the gateway's `RESTATE_INGRESS_URL`), where `live_replicas/hubs/list` is read. */
+  ingressUrl: string
+  /** The live token: only the hubs registered with its proof are followed. */
+  token: string
+  /** How often the list is read again while a session is followed (`ZIDANE_LIVE_REFRESH_MS`, default 5000). */
+  refreshMs?: number
+  /** Told about a failed read (the last list is kept) and about a registered hub left out for its proof or URL. */
+  onError?: (error: unknown) => void
+  /** Reads the registry; default the typed ingress client. Tests plug in their own. */
+  read?: () => Promise<LiveReplica[]>
+}
+
+/** Default of {@link DiscoveredReplicasOptions.refreshMs}. */
+export const DEFAULT_LIVE_REFRESH_MS = 5_000
+
+/**
+ * The hubs the services replicas registered in Restate (`live_replicas`), read through the ingress with the shared
+ * `list` handler: at once when the first session is followed, then every `refreshMs` while any is, never while none
+ * is. Only a hub whose registration carries the proof made with the live token, at an http(s) URL, is listed; a read
+ * that fails keeps the last list.
+ */
+export function discoveredReplicas(options: DiscoveredReplicasOptions): LiveReplicaDirectory {
+  const read = options.read ?? registryReader(options.ingressUrl)
+  const refreshMs = options.refreshMs ?? DEFAULT_LIVE_REFRESH_MS
+  const listeners = new Set<(urls: readonly string[]) => void>()
+  let known: readonly string[] = []
+  let timer: NodeJS.Timeout | undefined
+  let reading = false
+  const refresh = async (): Promise<void> => {
+    reading = true
+    try {
+      const urls = trustedUrls(await read(), options.token, options.onError)
+      if (urls.join('\n') !== known.join('\n')) {
+        known = urls
+        for (const listener of listeners) listener(urls)
+      }
+    } catch (error) {
+      options.onError?.(error)
+    }
+    reading = false
+    if (listeners.size > 0) timer = setTimeout(() => { void refresh() }, refreshMs)
+  }
+  return {
+    urls: () => known,
+    watch(listener) {
+      listeners.add(listener)
+      if (listeners.size === 1 && timer === undefined && !reading) void refresh()
+      return () => {
+        listeners.delete(listener)
+        if (listeners.size > 0) return
+        clearTimeout(timer)
+        timer = undefined
+      }
+    },
+  }
+}
+
+function registryReader(ingressUrl: string): () => Promise<LiveReplica[]> {
+  const registry = clients.connect({ url: ingressUrl }).client(liveReplicasInterface, LIVE_REPLICAS_KEY)
+  return async () => registry.list(clients.rpc.opts({ timeout: 5_000 }))
+}
+
+/** The sorted, distinct URLs of the replicas whose claim the live token proves. */
+function trustedUrls(replicas: readonly LiveReplica[], token: string, onError: ((error: unknown) => void) | undefined): string[] {
+  const urls = new Set<string>()
+  for (const replica of replicas) {
+    if (isHubUrl(replica.url) && hasValidProof(token, replica)) urls.add(replica.url.replace(/\/+$/, ''))
+    else onError?.(new Error(`ignoring the live hub registered as ${String(replica.url)}: its registration does not carry the live token's proof`))
+  }
+  return [...urls].sort()
+}
