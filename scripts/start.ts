@@ -4,6 +4,13 @@ import { startBanner } from './stack/start-banner'
 import { startStack } from './stack/start-stack'
 import type { ProcessHandle } from './stack/supervisor'
 
+/** What the banner says `npm start` is not: the way releases reach production (docs/operations.md). */
+const DEVELOPMENT_STACK = [
+  'This is a development stack: it serves the code in this folder and registers it over the last start (force), so a',
+  'run waiting across a code change may not resume. Releases roll as new deployments: docs/operations.md#roll-a-release',
+  '',
+].join('\n')
+
 /** `npm start`: the whole stack on one machine, supervised, until Ctrl-C. */
 async function main(): Promise<void> {
   const config = await loadStackConfig()
@@ -39,6 +46,7 @@ async function main(): Promise<void> {
     keyFile: config.generatedKey ? relative(process.cwd(), join(config.dataDir, 'gateway-api-key')) || undefined : undefined,
     model: process.env.ANTHROPIC_API_KEY ? 'Anthropic' : 'the deterministic demo model (set ANTHROPIC_API_KEY for Claude)',
   }))
+  console.log(DEVELOPMENT_STACK)
 }
 
 await main()
