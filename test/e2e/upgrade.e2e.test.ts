@@ -13,7 +13,7 @@ import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
 interface View { status: string; pending: Array<{ id: string }>; runs: Array<{ text?: string }> }
-interface Deployment { id: string; uri: string }
+interface Deployment { id: string; uri: string; services: Array<{ name: string }> }
 
 /** The step the next release journals first in every session run: the only difference between the two releases. */
 const RELEASE_STEP = 'release-v2-first-step'
@@ -105,8 +105,10 @@ describe('a release rolled as a new deployment', () => {
     const nextUrl = await startNextRelease()
     const registered = await admin('/deployments', { method: 'POST', body: JSON.stringify({ uri: nextUrl, force: false }) })
     expect(registered.status).toBe(201)
-    const nextId = ((await registered.json()) as Deployment).id
+    const { id: nextId, services: nextServices } = (await registered.json()) as Deployment
     expect(nextId).not.toBe(current.id)
+    // Else the old deployment would keep the latest revision of a service, and removing it would take that service away.
+    expect(nextServices.map(service => service.name).sort(), 'the fixture serves what services/endpoint.ts serves').toEqual(current.services.map(service => service.name).sort())
     expect(((await (await admin('/services/session')).json()) as { deployment_id: string }).deployment_id).toBe(nextId)
 
     // The answer reaches the run on the release it started on: it replays there and completes.
