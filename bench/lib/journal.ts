@@ -21,12 +21,12 @@ function stateKeyOf(rawHex: string | undefined): string {
   return Buffer.from(rawHex.slice(4, 4 + 2 * length), 'hex').toString('utf8')
 }
 
-/** A stable label: step names lose their run id, turn number and call id; unnamed runs are `ctx.date.now()`. */
+/** A stable label: step names (and their intents') lose their run id, turn number and call id; unnamed runs are `ctx.date.now()`. */
 function labelOf(row: JournalRow): string {
   if (row.entry_type === 'Command: SetState' || row.entry_type === 'Command: GetEagerState') return `${row.entry_type} ${stateKeyOf(row.raw)}`
   if (row.entry_type !== 'Command: Run') return row.entry_type
   if (!row.name) return 'Command: Run (unnamed: ctx.date.now)'
-  return `Command: Run ${row.name.replace(/^run_[^/]+/, '<run>').replace(/\/t\d+\//, '/t<n>/').replace(/call_\d+/, '<call>')}`
+  return `Command: Run ${row.name.replace(/^(intent:)?run_[^/]+/, '$1<run>').replace(/\/t\d+\//, '/t<n>/').replace(/call_\d+/, '<call>')}`
 }
 
 /** Counts the entries of `invocationId`'s journal by kind. */
