@@ -55,8 +55,8 @@ export interface RestateRuntimeOptions {
    * Journal an intent before each at-most-once step (unsafe tool calls): one `ctx.run` named `intent:<step name>`,
    * awaited before the step's own, so a retry that finds the intent without the step's result reports the step
    * `resumed` (it may have started) even when the attempt died as the step started, before Restate journaled its run
-   * command. Default true. `false` keeps the journal of releases before intents, for runs that started without them:
-   * such a step killed as it starts may then run again as new.
+   * command. Costs one more journal entry and round trip per such step. Default true; `false` gives the journal of
+   * releases before intents, and such a step killed as it starts may then run again as new.
    */
   stepIntents?: boolean
   /**
