@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { DEFAULT_COURIER_WINDOW_MS } from './event-log/event-courier'
+import { DEFAULT_DOORBELL_WINDOW_MS } from './event-log/event-doorbell'
 
 /** Settings of the services process, read from the environment (documented in docs/configuration.md). */
 export interface ServicesConfig {
@@ -64,11 +64,12 @@ export interface ServicesConfig {
   /** Sub-agents a run tree may start in all (`ZIDANE_MAX_CHILDREN_PER_RUN`, default 32). */
   maxChildrenPerRun: number
   /**
-   * Restate's ingress as the services reach it (`RESTATE_INGRESS_URL`): the event courier posts recorded events there
-   * at once. Unset: events reach the log only through the runs' journaled batches (later, the same events).
+   * Restate's ingress as the services reach it (`RESTATE_INGRESS_URL`): the event doorbell wakes a session's log
+   * there after each write, and the live server registers this replica's hub there. Unset: a log catches up only at
+   * the runs' journaled syncs (before a wait, at a run's end), and the hub is not registered.
    */
   ingressUrl: string | undefined
-  /** Shortest time between two courier batches of one invocation (`ZIDANE_EVENT_WINDOW_MS`, default 100). */
+  /** Shortest time between two doorbell syncs of one session's log (`ZIDANE_EVENT_WINDOW_MS`, default 25). */
   eventWindowMs: number
 }
 
@@ -131,6 +132,6 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     demoTools: env.ZIDANE_DEMO_TOOLS === '1' || !env.ANTHROPIC_API_KEY,
     denyTools: listFrom(env.ZIDANE_DENY_TOOLS),
     ingressUrl: env.RESTATE_INGRESS_URL || undefined,
-    eventWindowMs: numberFrom(env.ZIDANE_EVENT_WINDOW_MS, DEFAULT_COURIER_WINDOW_MS),
+    eventWindowMs: numberFrom(env.ZIDANE_EVENT_WINDOW_MS, DEFAULT_DOORBELL_WINDOW_MS),
   }
 }

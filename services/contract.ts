@@ -41,32 +41,18 @@ export interface SessionRunRequest {
   model?: string
   maxTurns?: number
   policy?: PromptToolPolicy
-  /**
-   * `'outbox'` (what the gateway sends): the run's events go to the log through the event outbox. Absent (runs of
-   * steering messages, runs created before the outbox): one journaled append per session write, the journal shape of
-   * runs created before the outbox, which must replay unchanged on this code.
-   */
-  eventRecording?: 'outbox'
-  /**
-   * `'journaled'` (what the gateway sends): the run journals the services' settings it depends on (`RunSettings`:
-   * limits, approval policy, timeouts, history budget, sub-agent limits, its tools) in one `settings` step as it
-   * starts, keeps them on every attempt and hands them to its sub-agents; a changed setting applies to later runs.
-   * Absent (steering runs, runs created before the step): the settings of the process running the attempt.
-   */
-  runSettings?: 'journaled'
 }
 
 /** The name of the sub-agent tool (`restateSpawnTool`): the operator's tool selection names it so. */
 export const SPAWN_TOOL = 'spawn'
 
 /**
- * Input of the child runner's `run`: the library's request, and the settings of the run that spawned it when that run
- * journaled its own (`runSettings: 'journaled'`). Absent: the settings of the process running the attempt, as for
- * children started before the settings were handed down.
+ * Input of the child runner's `run`: the library's request, with the settings the root run journaled (every level hands
+ * them to the next) and the prompt's own tool policy of the run tree.
  */
 export interface ServicesChildRunRequest extends ChildRunRequest {
-  settings?: RunSettings
-  /** The prompt's own tool policy of the run tree (only with `settings`): it holds in the sub-agents too. */
+  settings: RunSettings
+  /** The prompt's own tool policy of the run tree: it holds in the sub-agents too. */
   policy?: PromptToolPolicy
 }
 
@@ -104,24 +90,7 @@ export interface InboxMessage {
 }
 
 /** Input of `inbox/<key>/add`. */
-export interface AddMessageRequest {
-  text: string
-  /**
-   * `'current'` (what the gateway sends): the `deliver` this message schedules runs with the current recording and
-   * settings (`eventRecording: 'outbox'`, `runSettings: 'journaled'`). Absent (messages saved before it): the
-   * `deliver` is sent without input and its run records per write with the process's settings, as before.
-   */
-  delivery?: 'current'
-}
-
-/**
- * Input of `session/<key>/deliver`, sent by the inbox. Absent (deliveries scheduled before it): the run of the steered
- * messages records per write and reads the process's settings, the journal shape of those deliveries.
- */
-export interface DeliverRequest {
-  eventRecording: 'outbox'
-  runSettings: 'journaled'
-}
+export interface AddMessageRequest { text: string }
 
 /** Input of `inbox/<key>/watch`: the awakeable to resolve once a message is waiting. */
 export interface WatchInboxRequest { awakeableId: string }

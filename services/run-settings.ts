@@ -1,11 +1,9 @@
-import type * as restate from '@restatedev/restate-sdk'
 import type { ToolDef } from 'zidane'
 import type { ChildRunRequest } from 'zidane/restate'
 import type { ServicesConfig } from './config'
 import type { PromptToolPolicy, ServicesChildRunRequest } from './contract'
-import { shellPolicy } from './shell-policy'
 import type { ShellPolicy, ShellStatus } from './shell-policy'
-import { selectTools, shellCapability } from './tool-selection'
+import { shellCapability } from './tool-selection'
 
 /**
  * The services' settings a run's journal depends on: its limits, the operator's approval policy, the question
@@ -13,9 +11,9 @@ import { selectTools, shellCapability } from './tool-selection'
  * them and restarts the services while a run waits (on a question, on its children, on a retry) must not change the
  * commands that run issues on its next attempt, or Restate refuses the replay (a journal mismatch, retried forever).
  *
- * A run whose request asks for it (`runSettings: 'journaled'`, what the gateway sends) journals these settings in one
- * `settings` step as it starts and keeps them on every attempt; its sub-agents get them in their request. A change
- * applies to the runs that start after it. Plain JSON: it is a step result and part of a child's request.
+ * Every run journals these settings in one `settings` step as it starts and keeps them on every attempt; its sub-agents
+ * get them in their request. A change applies to the runs that start after it. Plain JSON: it is a step result and
+ * part of a child's request.
  */
 export interface RunSettings {
   /** Turns a run may take unless its prompt says otherwise (`ZIDANE_MAX_TURNS`). */
@@ -61,20 +59,8 @@ export function currentRunSettings(config: ServicesConfig, offeredTools: readonl
   return settings
 }
 
-/**
- * The run's settings: journaled as its `settings` step when `journaled` (the first attempt records this process's,
- * every later attempt reads them back), else this process's, as runs created before the step read them.
- */
-export async function runSettingsFor(ctx: restate.Context, journaled: boolean, current: () => RunSettings): Promise<RunSettings> {
-  return journaled ? ctx.run('settings', current) : current()
-}
-
-/**
- * `request` for a sub-agent of a run tree with journaled `settings` (absent: unchanged, as for trees without them),
- * with the prompt's own tool policy `policy`: every level hands them to the next.
- */
-export function handedDown(request: ChildRunRequest, settings: RunSettings | undefined, policy: PromptToolPolicy | undefined): ServicesChildRunRequest {
-  if (!settings) return request
+/** `request` for a sub-agent of a run tree with `settings` and the prompt's own tool policy `policy`: every level hands them to the next. */
+export function handedDown(request: ChildRunRequest, settings: RunSettings, policy: PromptToolPolicy | undefined): ServicesChildRunRequest {
   return { ...request, settings, ...(policy ? { policy } : {}) }
 }
 
@@ -103,13 +89,8 @@ export function toolsOfSettings(candidates: readonly ToolDef[], settings: RunSet
   })
 }
 
-/**
- * A run's tools, from `candidates` built with a shell policy. With journaled `settings`: those they offer
- * ({@link toolsOfSettings}), the shell as this process's sandbox allows it. Without: this process's selection, as
- * runs without journaled settings always had.
- */
-export function runToolSet(candidates: (shell: ShellPolicy) => ToolDef[], settings: RunSettings | undefined, offered: readonly string[]): ToolDef[] {
-  if (!settings) return selectTools(candidates(shellPolicy()))
+/** A run's tools, from `candidates` built with this process's shell policy: those `settings` offer ({@link toolsOfSettings}). */
+export function runToolSet(candidates: (shell: ShellPolicy) => ToolDef[], settings: RunSettings, offered: readonly string[]): ToolDef[] {
   const shell = shellCapability()
   return toolsOfSettings(candidates(shell), settings, { offered, shell: shell.status })
 }

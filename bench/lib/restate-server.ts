@@ -26,7 +26,7 @@ export interface BenchServer {
   readonly process: ChildProcess
   register(uri: string): Promise<void>
   /** Serves `services` in this process over HTTP/2 (bidirectional streaming) and registers them. */
-  serve(services: readonly restate.VirtualObjectDefinition<string, unknown>[]): Promise<string>
+  serve(services: readonly (restate.VirtualObjectDefinition<string, unknown> | restate.ServiceDefinition<string, unknown>)[]): Promise<string>
   query<T = Record<string, unknown>>(sql: string): Promise<T[]>
   /** POST to the ingress; throws on a non-2xx status. Returns the parsed body and the invocation id. */
   call<T>(route: string, body: unknown): Promise<{ body: T; invocationId: string }>

@@ -5,32 +5,36 @@ import { emptyRunTotals, restateRuntime, SESSION_STATE_KEY, sessionTurnStateKey 
 import type { StoredSessionHeader } from 'zidane/restate'
 import { createMemorySessionStore, createSession, loadSession } from 'zidane/session'
 import type { SessionTurn } from 'zidane/session'
-import { eventLogObject } from '../../services/event-log/event-log-object'
+import { readSessionChanges } from '../../services/agent-object/session-changes'
+import { eventLogObjectFor, eventWatchService } from '../../services/event-log/event-log-object'
 import { recordedSessionStore } from '../../services/event-log/session-events'
+import type { EventSink } from '../../services/event-log/session-events'
 import { createEventOutbox } from '../../services/event-log/event-outbox'
-import type { SessionEventOutbox } from '../../services/event-log/event-outbox'
-import { createEventCourier } from '../../services/event-log/event-courier'
+import { createSessionLogSync } from '../../services/event-log/session-log-sync'
+import { createEventDoorbell } from '../../services/event-log/event-doorbell'
+import type { EventDoorbell } from '../../services/event-log/event-doorbell'
 import { loadServicesConfig } from '../../services/config'
-import type { EventCourier } from '../../services/event-log/event-courier'
 import type { ScriptedRunShape } from './scripted-run'
 import { benchProvider, echoTool, timeScriptedRun } from './scripted-run'
 
 /**
  * Input of the bench handlers: the run's shape, loop behaviour (e.g. `persistDir`), two diagnostic switches of
  * `restateRuntime` that isolate costs: `coalesce` (fewer journaled clock reads) and `memorySession` (no session state),
- * and `eventLog`: the session store the deployment's session object uses, every write recorded and sent to the real
- * `events` object of the same key: `'outbox'` as the deployment records a run the gateway started (the courier, and
- * a journaled batch every 64 events and at the end), `'per-write'` as before the outbox (one journaled append per write).
+ * and `eventLog`: the session store the deployment's session object uses, every write recorded, with the real `events`
+ * object of the same key: `'derived'` as the deployment (the log derives the events from this object's state through
+ * its shared `changes`, woken by the bench's doorbell, and the run journals one sync at its end), `'turn-sends'` the
+ * alternative we measured it against (one journaled one-way `append` of the events per turn boundary, as sub-agents
+ * record theirs).
  */
 export interface BenchRunRequest extends ScriptedRunShape {
   behavior?: AgentBehavior
   coalesce?: boolean
   memorySession?: boolean
-  eventLog?: 'outbox' | 'per-write'
+  eventLog?: 'derived' | 'turn-sends'
   /** Diagnostic: no journaled intent before each unsafe call (`stepIntents: false`), to show what the intents cost. */
   withoutIntents?: boolean
-  /** Diagnostic of `eventLog: 'outbox'`: leave the bench's courier out (only the journaled sends bring the events). */
-  withoutCourier?: boolean
+  /** Diagnostic of `eventLog: 'derived'`: leave the bench's doorbell out (the log syncs at the run's journaled sync only). */
+  withoutDoorbell?: boolean
   /** Count live executions of the tool in `liveToolCalls` under the object key. */
   countToolCalls?: boolean
   /**
@@ -43,15 +47,22 @@ export interface BenchRunRequest extends ScriptedRunShape {
   timeSteps?: boolean
 }
 
-let courier: EventCourier | undefined
+let doorbell: EventDoorbell | undefined
 
 /**
- * Points the bench's event courier at the server's ingress (the outbox variant's fast path, as the services'). Its
- * window is the services' default, or `ZIDANE_EVENT_WINDOW_MS` as the services read it.
+ * Points the bench's event doorbell at the server's ingress (as the services' at theirs). Its window is the services'
+ * default, or `ZIDANE_EVENT_WINDOW_MS` as the services read it.
  */
-export function useBenchCourier(ingressUrl: string): EventCourier {
-  courier = createEventCourier({ ingressUrl, windowMs: loadServicesConfig().eventWindowMs })
-  return courier
+export function useBenchDoorbell(ingressUrl: string): EventDoorbell {
+  doorbell = createEventDoorbell({ ingressUrl, windowMs: loadServicesConfig().eventWindowMs })
+  return doorbell
+}
+
+/** The event sink of a bench run with `eventLog`, as the deployment's session object (or the alternative) builds it. */
+function benchEventSink(ctx: restate.ObjectContext, request: BenchRunRequest): EventSink | undefined {
+  if (request.eventLog === 'turn-sends') return createEventOutbox(ctx, ctx.key)
+  if (request.eventLog === 'derived') return createSessionLogSync(ctx, request.withoutDoorbell ? undefined : doorbell)
+  return undefined
 }
 
 /** Live executions of the bench tool per object key (for requests with `countToolCalls`). */
@@ -112,7 +123,8 @@ function stepTimesOf(times: StepTimes | undefined): Pick<BenchRunResult, 'stepWa
 
 /**
  * Our stack: `createAgent` on `restateRuntime`, session in object state, as `services/agent-object` wires it (with
- * `eventLog`, through the same `recordedSessionStore`, so the run appends to `events/<key>` as the deployment's does).
+ * `eventLog`, through the same `recordedSessionStore` and event sink, so `events/<key>` gets the run's events as the
+ * deployment's does). Its shared `changes` is the session object's: what the `derived` log reads.
  */
 export const benchAgent = restate.object({
   name: 'BenchAgent',
@@ -120,7 +132,7 @@ export const benchAgent = restate.object({
     run: async (objectCtx: restate.ObjectContext, request: BenchRunRequest): Promise<BenchRunResult> => {
       const times: StepTimes | undefined = request.timeSteps ? { waitMs: 0, steps: 0 } : undefined
       const ctx = times ? timedSteps(objectCtx, times) : objectCtx
-      const outbox: SessionEventOutbox | undefined = request.eventLog ? createEventOutbox(ctx, ctx.key, request.withoutCourier ? undefined : courier, request.eventLog) : undefined
+      const outbox = benchEventSink(ctx, request)
       const durable = restateRuntime(ctx, {
         promises: restate.RestatePromise,
         idSeed: ctx.key,
@@ -136,9 +148,10 @@ export const benchAgent = restate.object({
       let sessionEvents = 0
       const onSessionEvent = request.eventLog ? () => { sessionEvents += 1 } : undefined
       const run = await timeScriptedRun(request, durable, { session }, request.behavior ?? {}, count, onSessionEvent)
-      outbox?.sync()
+      outbox?.flush()
       return { wallMs: run.wallMs, turns: run.turns, invocationId: ctx.request().id, lastToolResult: run.lastToolResult, ...(onSessionEvent ? { sessionEvents } : {}), ...stepTimesOf(times) }
     },
+    changes: restate.handlers.object.shared({ enableLazyState: true, journalRetention: 0, idempotencyRetention: 0 }, readSessionChanges),
   },
 })
 
@@ -206,5 +219,8 @@ export const bareSteps = restate.object({
   },
 })
 
-/** Every bench object served in-process, and the deployment's event log that `eventLog` runs append to. */
-export const benchServices = [benchAgent, handLoop, bareSteps, eventLogObject] as const
+/**
+ * Every bench object served in-process, and the deployment's event log and watch for the `eventLog` runs (the log
+ * reading `BenchAgent`'s state where the deployment's reads the `session` object's).
+ */
+export const benchServices = [benchAgent, handLoop, bareSteps, eventLogObjectFor('BenchAgent'), eventWatchService] as const

@@ -45,10 +45,10 @@ export function sqliteVariant(synchronous: 'FULL' | 'NORMAL'): Variant & { runti
 
 /**
  * A Restate object of the bench services, one fresh key per run; the wall time is measured inside the handler. With
- * `eventLog`, each run waits until its one-way appends landed (so they do not run into the next variant's time) and
- * reports how many events the log holds.
+ * `eventLog`, each run waits until its events reached the log (so its syncs or appends do not run into the next
+ * variant's time) and reports how many events the log holds.
  */
-export function restateVariant(name: string, server: BenchServer, objectName: string, switches: Pick<BenchRunRequest, 'coalesce' | 'memorySession' | 'eventLog' | 'withoutIntents' | 'withoutCourier' | 'sessionWrites' | 'timeSteps'> = {}): Variant {
+export function restateVariant(name: string, server: BenchServer, objectName: string, switches: Pick<BenchRunRequest, 'coalesce' | 'memorySession' | 'eventLog' | 'withoutIntents' | 'withoutDoorbell' | 'sessionWrites' | 'timeSteps'> = {}): Variant {
   return {
     name,
     async runOnce(shape) {
@@ -63,7 +63,7 @@ export function restateVariant(name: string, server: BenchServer, objectName: st
 const EVENT_LOG_WAIT_MS = 10_000
 
 /**
- * Polls `events/<key>/read` until the log holds the `expected` events the run recorded. One-way sends land after the
+ * Polls `events/<key>/read` until the log holds the `expected` events the run recorded. One-way calls land after the
  * run answered, and not in order with a later ingress call, so only the count tells they all did.
  */
 async function awaitEventLog(server: BenchServer, key: string, expected: number): Promise<number> {

@@ -4,11 +4,10 @@ import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
 import { isRestateCancellation, restateRuntime, restateSpawnTool } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import { boundaryProbe } from '../boundary-probe'
-import { stepStartLog } from '../step-starts'
 import { stepCrashGuard } from '../step-crashes'
 import { demoTools } from '../demo-tools'
 import { loadServicesConfig } from '../config'
-import type { CurrentInvocation, DeliverRequest, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
+import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../contract'
 import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE, SPAWN_TOOL } from '../contract'
 import type { ChildService } from '../child-runner/child-service'
 import { servicesProvider } from '../model-provider'
@@ -18,7 +17,7 @@ import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
 import { builtinToolNames, builtinTools, selectToolNames, shellCapability } from '../tool-selection'
 import { sessionOutputs } from '../session-outputs'
 import type { ShellPolicy } from '../shell-policy'
-import { currentRunSettings, handedDown, runSettingsFor, runToolSet } from '../run-settings'
+import { currentRunSettings, handedDown, runToolSet } from '../run-settings'
 import type { RunSettings } from '../run-settings'
 import { policyPermission, restateApprovals } from './approvals'
 import { closeOpenQuestions } from './close-questions'
@@ -32,9 +31,10 @@ import { CANCELLED_CALL_TEXT, endKilledRuns, endRunningRuns, FAILED_CALL_TEXT } 
 import type { RunsEnding } from './run-endings'
 import { agentRetryPolicy } from '../agent-retry-policy'
 import { recordedSessionStore } from '../event-log/session-events'
-import { createEventOutbox } from '../event-log/event-outbox'
-import type { SessionEventOutbox } from '../event-log/event-outbox'
-import { processEventCourier } from '../event-log/process-courier'
+import type { EventSink } from '../event-log/session-events'
+import { createSessionLogSync } from '../event-log/session-log-sync'
+import { processEventDoorbell } from '../event-log/process-doorbell'
+import { readSessionChanges } from './session-changes'
 
 
 const config = loadServicesConfig()
@@ -45,19 +45,19 @@ async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest
   ctx.set(CURRENT_INVOCATION_STATE_KEY, invocation)
   // Questions still listed belong to an earlier invocation that ended without its clean-up (killed): close them.
   await closeOpenQuestions(ctx, 'failed')
-  // One outbox per invocation: its events are numbered within it, whichever store records them.
-  const outbox = createEventOutbox(ctx, ctx.key, processEventCourier(), request.eventRecording ?? 'per-write')
+  // One sink per invocation, whichever store records the events: the log reads them from the session's state.
+  const events = createSessionLogSync(ctx, processEventDoorbell())
   return withErrorBoundary(async () => {
-    const stats = await runAgent(ctx, request, outbox)
-    outbox.sync()
+    const stats = await runAgent(ctx, request, events)
+    events.flush()
     await closeOpenQuestions(ctx, 'finished')
     ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
   }, async (ending) => {
     try {
-      await recordEnding(ctx, invocation, ending, outbox)
+      await recordEnding(ctx, invocation, ending, events)
     } finally {
-      outbox.sync() // the run's events and the clean-up's, even when the clean-up failed
+      events.flush() // the run's events and the clean-up's, even when the clean-up failed
     }
   })
 }
@@ -67,64 +67,64 @@ async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest
  * invocation record says so, and the session's unfinished runs end with that status, their open tool calls closed so
  * the history stays valid. Every timestamp comes from the durable clock.
  */
-async function recordEnding(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding, outbox: SessionEventOutbox): Promise<void> {
+async function recordEnding(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding, events: EventSink): Promise<void> {
   // A second cancel (the spawn tool cancels its own invocation to reach its children) can surface at an await of
   // this clean-up: it is journaled, so trying again is deterministic; three tries cover every cancel a run sends.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await recordEndingOnce(ctx, invocation, ending, outbox)
+      return await recordEndingOnce(ctx, invocation, ending, events)
     } catch (error) {
       if (!isRestateCancellation(error) || attempt >= 3) throw error
     }
   }
 }
 
-async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding, outbox: SessionEventOutbox): Promise<void> {
+async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding, events: EventSink): Promise<void> {
   const endedAt = await ctx.date.now()
   await closeOpenQuestions(ctx, ending.kind === 'cancelled' ? 'cancelled' : 'failed')
   const status = ending.kind === 'cancelled' ? 'cancelled' : 'failed'
   const reason = ending.kind === 'cancelled' ? 'cancelled' : ending.reason
   ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status, endedAt, ...(ending.kind === 'failed' ? { error: reason } : {}) })
-  await closeUnfinishedRuns(ctx, outbox, { status, reason, endedAt, text: ending.kind === 'cancelled' ? CANCELLED_CALL_TEXT : FAILED_CALL_TEXT })
+  await closeUnfinishedRuns(ctx, events, { status, reason, endedAt, text: ending.kind === 'cancelled' ? CANCELLED_CALL_TEXT : FAILED_CALL_TEXT })
 }
 
 /** Ends the session's running runs with `status`, closing their open tool calls with `text`. */
-async function closeUnfinishedRuns(ctx: restate.ObjectContext, outbox: SessionEventOutbox, end: RunsEnding): Promise<void> {
+async function closeUnfinishedRuns(ctx: restate.ObjectContext, events: EventSink, end: RunsEnding): Promise<void> {
   const clock = { now: () => end.endedAt }
-  const session = await loadSession(recordedSessionStore(ctx, outbox, { clock, promises: restate.RestatePromise }), ctx.key, { clock })
+  const session = await loadSession(recordedSessionStore(ctx, events, { clock, promises: restate.RestatePromise }), ctx.key, { clock })
   if (session) await endRunningRuns(session, end)
 }
 
-async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, outbox: SessionEventOutbox): Promise<AgentStats> {
+async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, events: EventSink): Promise<AgentStats> {
   const offered = offeredToolNames()
-  const settings = await runSettingsFor(ctx, request.runSettings === 'journaled', () => currentRunSettings(config, offered))
+  const settings = await ctx.run('settings', () => currentRunSettings(config, offered))
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, outbox, { promises: restate.RestatePromise }), startLog: stepStartLog(), ...stepCrashGuard(), ...boundaryProbe() })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, events, { promises: restate.RestatePromise }), ...stepCrashGuard(), ...boundaryProbe() })
   const store = durable.stores.session
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   // Only when an earlier invocation was killed: the new commands it issues are on no other run's path.
   await endKilledRuns(ctx, session, config.maxAttempts)
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))
   const spawn = restateSpawnTool({
-    // The parent's events before a child's own (the child appends its events itself) and before the run waits on it.
+    // The log syncs the parent's events before a child's own (the child appends its events itself) and before the run waits on it.
     dispatch: (childRequest) => {
-      outbox.sync()
-      return ctx.serviceClient(Child).run(handedDown(childRequest, request.runSettings === 'journaled' ? settings : undefined, request.policy))
+      events.flush()
+      return ctx.serviceClient(Child).run(handedDown(childRequest, settings, request.policy))
     },
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
     limits: { maxChildrenPerTurn: settings.maxChildrenPerTurn, maxChildrenPerTree: settings.maxChildrenPerRun, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   const agent = createAgent({
     provider: servicesProvider(),
-    tools: runTools(ctx, request, settings, offered, root, spawn),
+    tools: runTools(ctx, settings, offered, root, spawn),
     durable,
     session,
-    ...approvalOptions(ctx, request, settings, outbox),
+    ...approvalOptions(ctx, request, settings, events),
     steering: inboxSteering(ctx),
     behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, ...sessionOutputs(config.persistDir, root, shellCapability(), tenantOfSessionKey(ctx.key)), maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   publishAgentDeltas(agent, { sessionKey: ctx.key }, processLiveHub)
-  const model = request.model ?? (request.runSettings === 'journaled' ? settings.model : undefined)
+  const model = request.model ?? settings.model
   return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
 }
 
@@ -140,19 +140,18 @@ function offeredToolNames(): string[] {
   return offeredNames ??= selectToolNames([...builtinToolNames(config.workspaceRoot), ...(config.demoTools ? demoTools().map(tool => tool.spec.name) : []), ...INTERACTION_TOOL_NAMES, SPAWN_TOOL])
 }
 
-/** The run's tools: those its journaled settings offer, or (a run without them) this process's selection. */
-function runTools(ctx: restate.ObjectContext, request: SessionRunRequest, settings: RunSettings, offered: readonly string[], root: string, spawn: ToolDef): ToolDef[] {
-  const journaled = request.runSettings === 'journaled'
-  // The demo tools a journaled run started with stay candidates (refused when this process no longer serves them).
-  const withDemoTools = config.demoTools || (journaled && demoTools().some(tool => settings.tools.includes(tool.spec.name)))
-  return runToolSet(shell => candidateTools(ctx, settings, root, spawn, shell, withDemoTools), journaled ? settings : undefined, offered)
+/** The run's tools: those its journaled settings offer. */
+function runTools(ctx: restate.ObjectContext, settings: RunSettings, offered: readonly string[], root: string, spawn: ToolDef): ToolDef[] {
+  // The demo tools the run started with stay candidates (refused when this process no longer serves them).
+  const withDemoTools = config.demoTools || demoTools().some(tool => settings.tools.includes(tool.spec.name))
+  return runToolSet(shell => candidateTools(ctx, settings, root, spawn, shell, withDemoTools), settings, offered)
 }
 
 /** The operator's (as the run's settings hold it) and the prompt's approval policy and how its questions reach a person (none without a policy). */
-function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest, settings: RunSettings, outbox: SessionEventOutbox): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
+function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest, settings: RunSettings, events: EventSink): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
   const canUseTool = policyPermission({ approve: settings.approveTools, deny: settings.denyTools }, request.policy)
   // The run waits on a person: the events that led to the question reach the log first.
-  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx, { ...(settings.approvalTimeoutMs ? { timeoutMs: settings.approvalTimeoutMs } : {}), beforeWait: () => outbox.sync() }) } : {}
+  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx, { ...(settings.approvalTimeoutMs ? { timeoutMs: settings.approvalTimeoutMs } : {}), beforeWait: () => events.flush() }) } : {}
 }
 
 /**
@@ -160,11 +159,10 @@ function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest,
  * messages no run took at a turn boundary and runs them as one prompt; with none left it ends at once (null) and
  * touches nothing of the session.
  */
-async function deliverSteering(ctx: restate.ObjectContext, request?: DeliverRequest | null): Promise<SessionRunResult | null> {
+async function deliverSteering(ctx: restate.ObjectContext): Promise<SessionRunResult | null> {
   const texts = await takeForDelivery(ctx)
   if (texts.length === 0) return null
-  // A delivery scheduled before the inbox sent input records per write with the process's settings, as it always did.
-  return runSession(ctx, { prompt: texts.join('\n\n'), ...(request ? { eventRecording: request.eventRecording, runSettings: request.runSettings } : {}) })
+  return runSession(ctx, { prompt: texts.join('\n\n') })
 }
 
 /** What the shared `get` handler returns: the header, usage, pending questions and one page of turns, read without blocking a running invocation. */
@@ -187,7 +185,9 @@ const lazy = { enableLazyState: true }
 
 /**
  * The agent session: one virtual object per session key (`<tenant>~<sessionId>`). `run` is exclusive (one run at
- * a time; later prompts queue), `deliver` (exclusive) runs steered messages no run took, `get`, `invocation`, `pending` are shared and never block a running invocation.
+ * a time; later prompts queue), `deliver` (exclusive) runs steered messages no run took; `get`, `invocation`,
+ * `pending` and `changes` (what the session's event log derives its events from) are shared and never block a
+ * running invocation.
  */
 export const sessionObject = restate.object({
   name: SESSION_SERVICE,
@@ -197,6 +197,7 @@ export const sessionObject = restate.object({
     get: restate.handlers.object.shared({ ...unretained, ...lazy }, readView),
     invocation: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
     pending: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),
+    changes: restate.handlers.object.shared({ ...unretained, ...lazy }, readSessionChanges),
   },
   options: timeouts,
 })

@@ -6,7 +6,6 @@ import type { ChildRunRequest, ChildRunResult, MergedChild, SpawnLimits } from '
 import { createSession } from 'zidane/session'
 import { agentRetryPolicy } from '../agent-retry-policy'
 import { boundaryProbe } from '../boundary-probe'
-import { stepStartLog } from '../step-starts'
 import { stepCrashGuard } from '../step-crashes'
 import { withErrorBoundary } from '../handler-boundary'
 import { loadServicesConfig } from '../config'
@@ -16,14 +15,14 @@ import { policyPermission } from '../agent-object/approvals'
 import { rootSessionKey } from '../event-log/event-log-contract'
 import { recordedChildStore } from '../event-log/session-events'
 import { createEventOutbox } from '../event-log/event-outbox'
-import type { SessionEventOutbox } from '../event-log/event-outbox'
+import type { EventSink } from '../event-log/session-events'
 import { servicesProvider } from '../model-provider'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
 import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
 import { builtinToolNames, builtinTools, selectToolNames, shellCapability } from '../tool-selection'
 import { sessionOutputs } from '../session-outputs'
-import { currentRunSettings, handedDown, runToolSet } from '../run-settings'
+import { handedDown, runToolSet } from '../run-settings'
 import type { RunSettings } from '../run-settings'
 
 const config = loadServicesConfig()
@@ -41,14 +40,6 @@ function childLimits(request: ChildRunRequest, settings: RunSettings): SpawnLimi
   }
 }
 
-/**
- * The settings of the run tree the child belongs to: those its parent journaled (handed down in the request), or for
- * a child of a parent without them, this process's.
- */
-function settingsOf(request: ServicesChildRunRequest): RunSettings {
-  return request.settings ?? currentRunSettings(config, offeredToolNames())
-}
-
 let offeredNames: string[] | undefined
 
 /** The names of the tools this process's selection offers a sub-agent (the settings are the process's: read once). */
@@ -61,14 +52,12 @@ function childTools(request: ServicesChildRunRequest, settings: RunSettings, roo
   return runToolSet((shell) => {
     const builtins = builtinTools(root, process.env, shell, tenantOfSessionKey(request.sessionId ?? 'children'))
     return request.depth < settings.maxChildDepth ? [...builtins, spawn] : builtins
-  }, request.settings, offeredToolNames())
+  }, settings, offeredToolNames())
 }
 
 /**
- * The tree's tool policy in a sub-agent (one whose parent journaled its settings): denied tools are refused as in the
- * parent, and so are the tools the parent would ask a person about, since a sub-agent cannot ask (it has no session
- * to list the question in). Children of parents without journaled settings keep running without a policy, as they
- * always did: giving them one would change the journal of those in flight.
+ * The tree's tool policy in a sub-agent: denied tools are refused as in the parent, and so are the tools the parent
+ * would ask a person about, since a sub-agent cannot ask (it has no session to list the question in).
  */
 export function childPermission(settings: RunSettings, policy: PromptToolPolicy | undefined): CreateAgentOptions['canUseTool'] {
   const permission = policyPermission({ approve: settings.approveTools, deny: settings.denyTools }, policy)
@@ -79,8 +68,8 @@ export function childPermission(settings: RunSettings, policy: PromptToolPolicy 
   }
 }
 
-async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, outbox: SessionEventOutbox): Promise<ChildRunResult> {
-  const settings = settingsOf(request)
+async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, outbox: EventSink): Promise<ChildRunResult> {
+  const { settings } = request
   const startedAt = await ctx.date.now()
   if (request.depth > settings.maxChildDepth) {
     const error = `Sub-agent depth ${request.depth} is above the maximum of ${settings.maxChildDepth}; the task was not run.`
@@ -88,19 +77,22 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
   }
   // The sub-agent's events go live to its root session's log; its turns reach the session when the parent merges them.
   const sessionStore = recordedChildStore(outbox, { depth: request.depth, label: request.label })
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, sessionStore, startLog: stepStartLog(), ...stepCrashGuard(), ...boundaryProbe() })
+  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, sessionStore, ...stepCrashGuard(), ...boundaryProbe() })
   const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, store: sessionStore, clock: { now: () => startedAt } })
   const merged: MergedChild[] = []
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
   const spawn = restateSpawnTool({
-    // A tree with journaled settings hands them down to every level.
-    dispatch: childRequest => ctx.serviceClient(Child).run(handedDown(childRequest, request.settings, request.policy)),
+    // Its own events before its children's (they append theirs themselves) and before it waits on them.
+    dispatch: (childRequest) => {
+      outbox.flush()
+      return ctx.serviceClient(Child).run(handedDown(childRequest, settings, request.policy))
+    },
     persist: false,
     onChildMerged: child => { merged.push(child) },
     limits: childLimits(request, settings),
   })
-  const model = request.model ?? request.settings?.model
-  const canUseTool = request.settings ? childPermission(request.settings, request.policy) : undefined
+  const model = request.model ?? settings.model
+  const canUseTool = childPermission(settings, request.policy)
   const agent = createAgent({ provider: servicesProvider(), tools: childTools(request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...sessionOutputs(config.persistDir, root, shellCapability(), tenantOfSessionKey(request.sessionId ?? 'children')), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, processLiveHub)
@@ -117,9 +109,13 @@ export const childService = restate.service({
   name: CHILD_SERVICE,
   handlers: {
     run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs, ...agentRetryPolicy(config.maxAttempts) }, async (ctx: restate.Context, request: ServicesChildRunRequest) => {
-      // Per write, as before the outbox (nothing to sync): a child started by an older parent replays on this code unchanged.
-      const outbox = createEventOutbox(ctx, rootSessionKey(request.sessionId ?? 'children'), undefined, 'per-write')
-      return withErrorBoundary(() => runChild(ctx, request, outbox))
+      const outbox = createEventOutbox(ctx, rootSessionKey(request.sessionId ?? 'children'))
+      // Its last events (the end of its run), whether it completed or ended for good.
+      return withErrorBoundary(async () => {
+        const result = await runChild(ctx, request, outbox)
+        outbox.flush()
+        return result
+      }, async () => { outbox.flush() })
     }),
   },
 })

@@ -1,7 +1,8 @@
 /**
  * The durable names and shapes of the session event log: one `events` virtual object per session key
- * (`<tenant>~<sessionId>`, as the session's) holds the log; the `event_watch` service parks a viewer's wait on an
- * awakeable. These names are in every journal: never rename them.
+ * (`<tenant>~<sessionId>`, as the session's) holds the log, derived from the session's own state (its turns and run
+ * records, read through the session's shared `changes` handler) and the batches its sub-agents append; the
+ * `event_watch` service parks a viewer's wait on an awakeable. These names are in every journal: never rename them.
  */
 
 /** Name of the event-log virtual object. Durable: never rename. */
@@ -14,39 +15,49 @@ export const EVENT_COUNT_STATE_KEY = 'event_count'
 export const EVENT_PAGE_STATE_KEY_PREFIX = 'event_page_'
 /** State key of the awakeable ids waiting for the log to grow. Durable: never rename. */
 export const EVENT_WAITERS_STATE_KEY = 'event_waiters'
-/**
- * State key of the delivery cursors: for each source (the invocation that recorded the events), how many of its
- * events the log holds. `deliver` uses it to append each event once, whichever path brought it. Durable: never rename.
- */
-export const EVENT_SOURCES_STATE_KEY = 'event_sources'
+/** State key of where the log stands in the session's state (an {@link EventCursor}). Durable: never rename. */
+export const EVENT_CURSOR_STATE_KEY = 'event_cursor'
 /** Events per page. Durable: pages already written use it. */
 export const EVENT_PAGE_SIZE = 64
 
 export type { NewSessionEvent, SessionEvent, SessionEventType } from 'zidane/session'
-import type { NewSessionEvent, SessionEvent } from 'zidane/session'
+import type { NewSessionEvent, SessionEvent, SessionRun, SessionTurn } from 'zidane/session'
 
-/** Input of `events/<key>/append` (exclusive). */
+/** Input of `events/<key>/append` (exclusive): a batch of a sub-agent's events, appended as they are. */
 export interface AppendEventsRequest { events: NewSessionEvent[] }
 
 /**
- * Input of `events/<key>/deliver` (exclusive): events `from … from+events.length-1` of `source`, numbered by the
- * invocation that recorded them (0 is its first event). The log appends those it does not hold yet, in order.
+ * Input of `events/<key>/sync` (exclusive): derive the events of the session's writes the log does not hold yet.
+ * Sent one-way by the session's run (journaled, before it waits and at its end) and rung by the services' doorbell
+ * (outside the journal) with the turns and runs the session held after the write it rings for: a sync that finds
+ * fewer (the write is not readable yet) reads again.
  */
-export interface DeliverEventsRequest {
-  source: string
-  from: number
-  events: NewSessionEvent[]
-  /**
-   * Sent by the recording invocation's journal (certain, in order) rather than the courier: past the source's cursor
-   * it is appended anyway, where a courier batch is dropped. The journaled sends of one invocation arrive in order, so
-   * that happens only when the log no longer keeps the source's cursor (it keeps its latest 64 sources) and already
-   * holds the events before it.
-   */
-  journaled?: boolean
-}
+export interface SyncEventsRequest { turns?: number; runs?: number }
 
-/** Output of `events/<key>/deliver`: how many events of the source the log holds now (a gap appends nothing). */
-export interface DeliverEventsResult { delivered: number }
+/**
+ * Where the log stands in the session's state: the turns and run records it derived, the top-level runs it saw start
+ * and not end, and the first turn it must read again (an assistant turn whose calls are not all closed).
+ */
+export interface EventCursor { turns: number; runs: number; open: number[]; from: number }
+
+/**
+ * Input of the session's shared `session/<key>/changes`: the turns from `turnsFrom` (the log reads again those from
+ * `turnsFrom` to `newFrom`, which hold calls still open) to at most `limit` past `newFrom`, and the runs from `runsFrom`.
+ */
+export interface SessionChangesRequest { turnsFrom: number; newFrom: number; limit: number; runsFrom: number }
+
+/**
+ * Output of `session/<key>/changes`: the session's turn and run counts, the turns and run records asked for (up to
+ * those counts), and whether the counts were the same after they were read (`stable`: no write landed in between).
+ */
+export interface SessionChanges {
+  turnCount: number
+  runCount: number
+  turns: SessionTurn[]
+  runsFrom: number
+  runs: SessionRun[]
+  stable: boolean
+}
 
 /** Input of the shared `events/<key>/read`: events with `seq > after`, at most `limit` (default 100, at most 500). */
 export interface ReadEventsRequest { after?: number; limit?: number }

@@ -1,8 +1,11 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { AppendEventsRequest, DeliverEventsRequest, DeliverEventsResult, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionEvent, SubscribeRequest, UnsubscribeRequest, WatchRequest, WatchResult } from './event-log-contract'
+import { SESSION_SERVICE } from '../contract'
+import type { SessionObject } from '../agent-object/session-object'
+import type { AppendEventsRequest, EventCursor, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionChanges, SessionEvent, SubscribeRequest, SyncEventsRequest, UnsubscribeRequest, WatchRequest, WatchResult } from './event-log-contract'
 import {
-  EVENT_COUNT_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_SOURCES_STATE_KEY, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENTS_SERVICE,
+  EVENT_COUNT_STATE_KEY, EVENT_CURSOR_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENTS_SERVICE,
 } from './event-log-contract'
+import { deriveEvents, EMPTY_CURSOR, firstRunToRead } from './derive-events'
 
 /** Most events one `read` returns. */
 export const MAX_READ_LIMIT = 500
@@ -21,33 +24,42 @@ function pageKey(page: number): string {
   return `${EVENT_PAGE_STATE_KEY_PREFIX}${page}`
 }
 
-/** Most sources whose delivery cursor the log keeps: the oldest are invocations that ended long ago. */
-const MAX_SOURCES = 64
-
-/** Appends events in order (unconditionally: the one-way appends of runs recorded before `deliver` existed). */
+/** Appends a sub-agent's batch of events in order (a journaled one-way send of its outbox). */
 async function append(ctx: restate.ObjectContext, request: AppendEventsRequest): Promise<number> {
   return appendToLog(ctx, request.events)
 }
 
+/** Turns one `changes` call asks for. */
+const SYNC_PAGE_TURNS = 100
+/** Reads of the session one sync makes at most (pages, and reads again of a state a write was landing in). */
+const MAX_SYNC_READS = 20
+/** Pause before reading again a state that is behind the doorbell's counts (its write is not readable yet). */
+const BEHIND_PAUSE_MS = 5
+
 /**
- * Appends the events of `request.source` the log does not hold yet. Two paths bring the same events: the services'
- * courier (fast, outside the journal, possibly twice after a crash) and the recording invocation's journaled one-way
- * sends (certain). The source's cursor makes each event land once and in its order; a courier batch that starts
- * past the cursor (after a lost one) appends nothing: the journaled send that covers it follows. The log keeps the
- * cursors of its latest 64 sources.
+ * Brings the log up to the session's state: reads what changed since the cursor through the session's shared
+ * `changes` handler, page by page, derives its events ({@link deriveEvents}) and appends them. A doorbell's sync whose
+ * read is behind the counts it was rung with (the write is not readable yet) pauses and reads again. Idempotent: a
+ * sync that finds nothing new appends nothing, so any number of them (journaled by the runs, rung by the doorbell)
+ * leave one log.
  */
-async function deliver(ctx: restate.ObjectContext, request: DeliverEventsRequest): Promise<DeliverEventsResult> {
-  const sources = (await ctx.get<Record<string, number>>(EVENT_SOURCES_STATE_KEY)) ?? {}
-  const held = sources[request.source] ?? 0
-  const end = request.from + request.events.length
-  if (end <= held || (request.from > held && request.journaled !== true)) return { delivered: held }
-  await appendToLog(ctx, request.events.slice(Math.max(0, held - request.from)))
-  delete sources[request.source] // re-inserted last: the cursors stay in the order of their latest delivery
-  sources[request.source] = end
-  const names = Object.keys(sources)
-  for (const stale of names.slice(0, Math.max(0, names.length - MAX_SOURCES))) delete sources[stale]
-  ctx.set(EVENT_SOURCES_STATE_KEY, sources)
-  return { delivered: end }
+function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request: SyncEventsRequest | null) => Promise<number> {
+  const Session = { name: sessionService } as SessionObject
+  return async (ctx, request) => {
+    let cursor = (await ctx.get<EventCursor>(EVENT_CURSOR_STATE_KEY)) ?? EMPTY_CURSOR
+    const start = cursor
+    let count = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
+    for (let reads = 1; reads <= MAX_SYNC_READS; reads++) {
+      const changes: SessionChanges = await ctx.objectClient(Session, ctx.key).changes({ turnsFrom: cursor.from, newFrom: cursor.turns, limit: SYNC_PAGE_TURNS, runsFrom: firstRunToRead(cursor) })
+      const derived = deriveEvents(cursor, changes)
+      if (derived.events.length > 0) count = await appendToLog(ctx, derived.events)
+      cursor = derived.cursor
+      if (changes.turnCount < (request?.turns ?? 0) || changes.runCount < (request?.runs ?? 0)) await ctx.sleep(BEHIND_PAUSE_MS)
+      else if (cursor.turns >= changes.turnCount) break // what a write after this read holds, its own ring brings
+    }
+    if (cursor !== start) ctx.set(EVENT_CURSOR_STATE_KEY, cursor)
+    return count
+  }
 }
 
 /** Appends events in order, numbering them, then wakes every waiting viewer with the new count. */
@@ -103,21 +115,27 @@ async function unsubscribe(ctx: restate.ObjectContext, request: UnsubscribeReque
 }
 
 /**
- * The session event log: one virtual object per session key. `deliver` (exclusive) brings the numbered events of
- * the session's runs (see `event-outbox.ts`), `append` those recorded one write at a time (sub-agents, steering runs,
- * runs created before the outbox), `read` (shared) serves ranges, `subscribe`/`unsubscribe` (exclusive) manage the
- * awakeables of waiting viewers. Its lock is not the session's: sub-agents append while the session's run holds that.
+ * The session event log of the sessions of `sessionService` (the deployment's `session`; the bench's own object): one
+ * virtual object per session key. `sync` (exclusive) derives the events of the session's writes from its state,
+ * `append` (exclusive) takes the batches its sub-agents journal at their turn boundaries (see `event-outbox.ts`),
+ * `read` (shared) serves ranges, `subscribe`/`unsubscribe` (exclusive) manage the awakeables of waiting viewers. Its
+ * lock is not the session's: it reads the session and takes sub-agents' batches while the session's run holds that.
  */
-export const eventLogObject = restate.object({
-  name: EVENTS_SERVICE,
-  handlers: {
-    append: restate.handlers.object.exclusive(logHandler, append),
-    deliver: restate.handlers.object.exclusive(logHandler, deliver),
-    read: restate.handlers.object.shared(logHandler, read),
-    subscribe: restate.handlers.object.exclusive(logHandler, subscribe),
-    unsubscribe: restate.handlers.object.exclusive(logHandler, unsubscribe),
-  },
-})
+export function eventLogObjectFor(sessionService: string) {
+  return restate.object({
+    name: EVENTS_SERVICE,
+    handlers: {
+      append: restate.handlers.object.exclusive(logHandler, append),
+      sync: restate.handlers.object.exclusive(logHandler, syncFrom(sessionService)),
+      read: restate.handlers.object.shared(logHandler, read),
+      subscribe: restate.handlers.object.exclusive(logHandler, subscribe),
+      unsubscribe: restate.handlers.object.exclusive(logHandler, unsubscribe),
+    },
+  })
+}
+
+/** The deployment's event log, over the `session` object. */
+export const eventLogObject = eventLogObjectFor(SESSION_SERVICE)
 
 /** The event-log object's type, for typed clients. */
 export type EventLogObject = typeof eventLogObject

@@ -26,9 +26,7 @@ async function add(ctx: restate.ObjectContext, request: AddMessageRequest): Prom
     ctx.clear(INBOX_WATCHER_STATE_KEY)
   }
   if (!(await ctx.get<boolean>(DELIVERY_SCHEDULED_KEY))) {
-    // A message saved before `delivery` existed schedules the `deliver` it always did: without input (the SDK sends
-    // `deliver(undefined)` exactly as the `deliver()` it replaced).
-    ctx.objectSendClient(Session, ctx.key).deliver(request.delivery === 'current' ? { eventRecording: 'outbox', runSettings: 'journaled' } : undefined)
+    ctx.objectSendClient(Session, ctx.key).deliver()
     ctx.set(DELIVERY_SCHEDULED_KEY, true)
   }
   return { id }

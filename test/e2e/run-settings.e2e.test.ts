@@ -15,9 +15,8 @@ interface FailureRow { id: string; last_failure_error_code: string | null; last_
 
 /**
  * An operator changes the services' settings while a run waits on a person: the services restart with a lower turn
- * limit and a deny-list (which puts an approval decision before every tool call). The run was started through the
- * gateway, so it journaled the settings it started with: its next attempt replays the same commands, the answer
- * completes it, and its record keeps the limit it started with. (Without the journaled settings, the same change
+ * limit and a deny-list (which puts an approval decision before every tool call). Every run journals the settings it
+ * started with, so its next attempt replays the same commands, the answer completes it, and its record keeps the limit it started with. (Without the journaled settings, the same change
  * makes the replay issue a `decision` step where the journal holds the question: Restate refuses it, RT0016.)
  */
 describe('a run keeps the settings it started with across a restart with changed settings', () => {
@@ -73,7 +72,7 @@ describe('a run keeps the settings it started with across a restart with changed
     expect(filesNamed(s().dataDir, 'from-child.txt')).toEqual([])
   }, 60_000)
 
-  it('a steered message no run took runs with journaled settings and the outbox, like a prompt', async () => {
+  it('a steered message no run took runs with journaled settings and the derived event log, like a prompt', async () => {
     expect((await s().request('/v1/sessions/steered/prompts?wait=true', { method: 'POST', body: JSON.stringify({ prompt: 'hello' }) })).status).toBe(200)
     expect((await s().request('/v1/sessions/steered/messages', { method: 'POST', body: JSON.stringify({ text: 'and then?' }) })).status).toBe(202)
     const done = await waitFor(async () => { const current = await view('steered'); return current?.status === 'completed' && current.runs.length === 2 ? current : undefined }, 40_000, 'the steered run')
@@ -81,7 +80,7 @@ describe('a run keeps the settings it started with across a restart with changed
     const [delivery] = await rows<{ id: string }>(`SELECT id FROM sys_invocation WHERE target_service_name = 'session' AND target_handler_name = 'deliver' AND target_service_key LIKE '%~steered'`)
     const steps = await rows<{ name: string }>(`SELECT name FROM sys_journal WHERE id = '${delivery?.id ?? ''}' AND entry_type = 'Command: Run'`)
     expect(steps.map(step => step.name)).toContain('settings')
-    const appends = await rows<{ name: string }>(`SELECT name FROM sys_journal WHERE id = '${delivery?.id ?? ''}' AND entry_type = 'Command: OneWayCall'`)
-    expect(appends.length).toBeLessThanOrEqual(2) // the outbox's journaled sends, not one append per write
+    const sends = await rows<{ name: string }>(`SELECT name FROM sys_journal WHERE id = '${delivery?.id ?? ''}' AND entry_type = 'Command: OneWayCall'`)
+    expect(sends.length).toBeLessThanOrEqual(2) // the inbox watch and the run's one journaled sync, nothing per write
   }, 60_000)
 })

@@ -13,7 +13,7 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     // inactivity timeout to 0 (every await suspends), so load a fresh copy of them for each mode.
     const services = await loadSessionServices(alwaysReplay ? { ZIDANE_INACTIVITY_TIMEOUT_MS: '0' } : {})
     harness = await startRestateHarness({ services, alwaysReplay })
-    // The services' event courier starts on the first run that records through the outbox: point it at this server.
+    // The services' event doorbell starts on the first run that writes: point it at this server.
     process.env.RESTATE_INGRESS_URL = harness.ingressUrl
   })
   afterAll(() => { delete process.env.RESTATE_INGRESS_URL })
@@ -72,27 +72,23 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     expect(log.filter(event => event.type === 'run:start')).toHaveLength(1)
   })
 
-  it('records a run of the outbox once in the log, whether the courier or the journaled send brought each event', async () => {
-    const prompt = 'todo: one | two'
-    await h().call<SessionRunResult>('session/t1~per-write/run', { prompt })
-    await h().call<SessionRunResult>('session/t1~outbox/run', { prompt, eventRecording: 'outbox' })
-    const shape = (events: ReadEventsResult['events']): string[] => events.map(event => `${event.type} ${String(event.data.name ?? '')}`)
-    const perWrite = await readLogUntil('t1~per-write', events => events.some(event => event.type === 'run:end'))
-    await readLogUntil('t1~outbox', events => events.some(event => event.type === 'run:end'))
-    // Both paths deliver events (the courier at once, the journal at the run's end): let the courier's last batch land.
-    const { processEventCourier } = await import('../../services/event-log/process-courier')
-    await processEventCourier()?.idle()
-    const outbox = await h().call<ReadEventsResult>('events/t1~outbox/read', { after: 0 })
-    expect(shape(perWrite)).toEqual(['run:start ', 'tool:start todowrite', 'tool:end todowrite', 'turn:end ', 'turn:end ', 'run:end '])
-    expect(shape(outbox.body.events)).toEqual(shape(perWrite))
-    expect(outbox.body.events.map(event => event.seq)).toEqual([1, 2, 3, 4, 5, 6])
-    expect(outbox.body.count).toBe(6)
+  it('derives each event of a run once from the session, whether the doorbell or the journaled sync brought it', async () => {
+    await h().call<SessionRunResult>('session/t1~derived/run', { prompt: 'todo: one | two' })
+    await readLogUntil('t1~derived', events => events.some(event => event.type === 'run:end'))
+    // The doorbell syncs during the run, the journaled sync at its end: let the doorbell's last sync land.
+    const { processEventDoorbell } = await import('../../services/event-log/process-doorbell')
+    await processEventDoorbell()?.idle()
+    const log = await h().call<ReadEventsResult>('events/t1~derived/read', { after: 0 })
+    const shape = log.body.events.map(event => `${event.type} ${String(event.data.name ?? '')}`)
+    expect(shape).toEqual(['run:start ', 'tool:start todowrite', 'tool:end todowrite', 'turn:end ', 'turn:end ', 'run:end '])
+    expect(log.body.events.map(event => event.seq)).toEqual([1, 2, 3, 4, 5, 6])
+    expect(log.body.count).toBe(6)
   })
 
-  it('brings the question of an outbox run to the log while the run waits for the answer', async () => {
-    await h().send('session/t1~outbox-ask/run', { prompt: 'ask: colour?', eventRecording: 'outbox' })
-    // The question is journaled at once (and carried by the courier): a person sees it even when the courier fails.
-    const log = await readLogUntil('t1~outbox-ask', events => events.some(event => event.type === 'question'))
+  it('brings the question of a run to the log while the run waits for the answer', async () => {
+    await h().send('session/t1~sync-ask/run', { prompt: 'ask: colour?' })
+    // The run journals a sync with the question: a person sees it even when the doorbell fails.
+    const log = await readLogUntil('t1~sync-ask', events => events.some(event => event.type === 'question'))
     expect(log.map(event => event.type)).toEqual(['run:start', 'tool:start', 'question'])
     expect(log.at(-1)?.data).toMatchObject({ question: 'colour?' })
   })

@@ -5,7 +5,7 @@ import type { RestateHarness } from './restate-harness'
 /**
  * The deployment's session services (session, child, resumer, inbox, the event log and its watch), loaded afresh with
  * `env` set while they load: they read their settings from the environment then. The variables are removed again
- * afterwards (set one in the test itself when the services also read it later, as the courier reads
+ * afterwards (set one in the test itself when the services also read it later, as the event doorbell reads
  * `RESTATE_INGRESS_URL` on its first run).
  */
 export async function loadSessionServices(env: Record<string, string> = {}): Promise<unknown[]> {

@@ -1,76 +1,74 @@
 import type * as restate from '@restatedev/restate-sdk'
 import { describe, expect, it } from 'vitest'
-import type { EventCourier } from '../../../services/event-log/event-courier'
+import type { EventDoorbell } from '../../../services/event-log/event-doorbell'
 import type { NewSessionEvent } from '../../../services/event-log/event-log-contract'
-import { createEventOutbox, OUTBOX_SYNC_EVERY } from '../../../services/event-log/event-outbox'
+import { createEventOutbox } from '../../../services/event-log/event-outbox'
+import { createSessionLogSync } from '../../../services/event-log/session-log-sync'
 
-interface Sent { key: string; handler: string; request: { source?: string; from?: number; events: NewSessionEvent[] } }
+interface Sent { key: string; handler: string; request: { events?: NewSessionEvent[] } }
 
-/** A context that records the one-way sends the outbox journals (the outbox uses nothing else of it). */
-function recordingContext(): { ctx: restate.Context; sent: Sent[] } {
+/** A context that records the one-way sends the sinks journal (they use nothing else of it). */
+function recordingContext(): { ctx: restate.ObjectContext; sent: Sent[] } {
   const sent: Sent[] = []
   const client = (key: string) => new Proxy({}, { get: (_target, handler: string) => (request: Sent['request']) => { sent.push({ key, handler, request }) } })
-  const ctx = { request: () => ({ id: 'inv_1' }), objectSendClient: (_service: unknown, key: string) => client(key) } as unknown as restate.Context
+  const ctx = { key: 't1~s', request: () => ({ id: 'inv_1' }), objectSendClient: (_service: unknown, key: string) => client(key) } as unknown as restate.ObjectContext
   return { ctx, sent }
 }
 
-function recordingCourier(): { courier: EventCourier; carried: Array<{ from: number; count: number }>; journaled: number[] } {
-  const carried: Array<{ from: number; count: number }> = []
-  const journaled: number[] = []
-  const courier: EventCourier = {
-    carry: (_key, _source, from, events) => { carried.push({ from, count: events.length }) },
-    journaled: (_key, _source, upTo) => { journaled.push(upTo) },
-    idle: async () => undefined,
-    batches: () => carried.length,
+const event = (type: NewSessionEvent['type']): NewSessionEvent => ({ type, at: 1, data: {} })
+const counts = { turns: 3, runs: 1 }
+
+describe("a sub-agent's event outbox", () => {
+  it('journals one append per turn boundary, with the tool events of the turn before it', () => {
+    const { ctx, sent } = recordingContext()
+    const outbox = createEventOutbox(ctx, 't1~root')
+    outbox.publish([event('child:start')], counts)
+    outbox.publish([event('tool:start')], counts)
+    expect(sent).toHaveLength(1) // a turn in progress waits for its end
+    outbox.publish([event('tool:end'), event('turn:end')], counts)
+    outbox.flush() // nothing new: no send
+    outbox.publish([event('tool:start')], counts)
+    outbox.flush()
+    expect(sent.map(send => [send.key, send.handler, send.request.events?.map(item => item.type)])).toEqual([
+      ['t1~root', 'append', ['child:start']],
+      ['t1~root', 'append', ['tool:start', 'tool:end', 'turn:end']],
+      ['t1~root', 'append', ['tool:start']],
+    ])
+  })
+})
+
+describe("a session run's log sync", () => {
+  const doorbell = (): { bell: EventDoorbell; rings: unknown[] } => {
+    const rings: unknown[] = []
+    return { bell: { ring: (key, state) => { rings.push([key, state]) }, idle: async () => undefined, calls: () => rings.length }, rings }
   }
-  return { courier, carried, journaled }
-}
 
-const event = (type: NewSessionEvent['type'] = 'tool:end'): NewSessionEvent => ({ type, at: 1, data: {} })
-
-describe('event outbox', () => {
-  it('with a courier, carries every event at once and journals one deliver per 64 events and at the sync', () => {
+  it('rings the doorbell at every write with events, and journals a sync only with a question and at a flush', () => {
     const { ctx, sent } = recordingContext()
-    const { courier, carried, journaled } = recordingCourier()
-    const outbox = createEventOutbox(ctx, 't1~s', courier)
-    for (let index = 0; index < OUTBOX_SYNC_EVERY + 6; index++) outbox.publish([event()])
-    expect(carried).toHaveLength(OUTBOX_SYNC_EVERY + 6)
-    expect(carried.at(-1)).toEqual({ from: OUTBOX_SYNC_EVERY + 5, count: 1 })
-    expect(sent.map(send => [send.handler, send.request.from, send.request.events.length])).toEqual([['deliver', 0, OUTBOX_SYNC_EVERY]])
-    outbox.sync()
-    outbox.sync() // nothing new: no second send
-    expect(sent.map(send => [send.handler, send.request.source, send.request.from, send.request.events.length])).toEqual([['deliver', 'inv_1', 0, OUTBOX_SYNC_EVERY], ['deliver', 'inv_1', OUTBOX_SYNC_EVERY, 6]])
-    // Each journaled send tells the courier how far the journal carries the events.
-    expect(journaled).toEqual([OUTBOX_SYNC_EVERY, OUTBOX_SYNC_EVERY + 6])
+    const { bell, rings } = doorbell()
+    const sync = createSessionLogSync(ctx, bell)
+    sync.publish([event('run:start')], { turns: 0, runs: 1 })
+    sync.publish([], { turns: 1, runs: 1 })
+    sync.publish([event('tool:start'), event('question')], { turns: 2, runs: 1 })
+    sync.flush() // the question's sync covered everything
+    sync.publish([event('tool:end'), event('turn:end')], counts)
+    sync.flush()
+    sync.flush()
+    expect(rings).toEqual([['t1~s', { turns: 0, runs: 1 }], ['t1~s', { turns: 2, runs: 1 }], ['t1~s', counts]])
+    expect(sent).toEqual([{ key: 't1~s', handler: 'sync', request: {} }, { key: 't1~s', handler: 'sync', request: {} }])
   })
 
-  it('journals a question at once, with the events before it', () => {
-    const { ctx, sent } = recordingContext()
-    const outbox = createEventOutbox(ctx, 't1~s', recordingCourier().courier)
-    outbox.publish([event('run:start')])
-    outbox.publish([event('tool:start'), event('question')])
-    expect(sent.map(send => [send.request.from, send.request.events.map(item => item.type)])).toEqual([[0, ['run:start', 'tool:start', 'question']]])
-  })
-
-  it('journals the same sends with or without a courier: the journal never depends on the process', () => {
-    const journalOf = (courier: EventCourier | undefined): unknown[] => {
+  it('journals the same syncs without a doorbell: the journal never depends on the process', () => {
+    const journalOf = (bell: EventDoorbell | undefined): Sent[] => {
       const { ctx, sent } = recordingContext()
-      const outbox = createEventOutbox(ctx, 't1~s', courier)
-      for (let index = 0; index < OUTBOX_SYNC_EVERY + 3; index++) outbox.publish([event(index === 10 ? 'question' : 'tool:end')])
-      outbox.sync()
-      return sent.map(send => [send.handler, send.request.from, send.request.events.length])
+      const sync = createSessionLogSync(ctx, bell)
+      sync.publish([event('run:start')], counts)
+      sync.publish([event('question')], counts)
+      sync.publish([event('turn:end')], counts)
+      sync.flush()
+      return sent
     }
-    // The question (index 10) takes the first 11 events; the other 56 stay under 64 until the sync.
-    expect(journalOf(undefined)).toEqual([['deliver', 0, 11], ['deliver', 11, OUTBOX_SYNC_EVERY + 3 - 11]])
-    expect(journalOf(recordingCourier().courier)).toEqual(journalOf(undefined))
-  })
-
-  it('per write, journals the append runs made before the outbox, unnumbered, and syncs nothing', () => {
-    const { ctx, sent } = recordingContext()
-    const outbox = createEventOutbox(ctx, 't1~s', recordingCourier().courier, 'per-write')
-    outbox.publish([event()])
-    outbox.publish([])
-    outbox.sync()
-    expect(sent).toEqual([{ key: 't1~s', handler: 'append', request: { events: [event()] } }])
+    expect(journalOf(undefined)).toHaveLength(2)
+    expect(journalOf(doorbell().bell)).toEqual(journalOf(undefined))
   })
 })

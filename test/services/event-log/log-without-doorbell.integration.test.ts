@@ -6,10 +6,10 @@ import { loadSessionServices, readEventsUntil } from '../../helpers/restate/sess
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
 
 /**
- * The session services with a courier that never gets through (its ingress is a closed port): everything an outbox
- * run records reaches the log through its journaled sends alone.
+ * The session services with a doorbell that never gets through (its ingress is a closed port): everything a run
+ * writes reaches the log through its journaled syncs and its sub-agents' journaled appends alone.
  */
-describe('event outbox when the courier fails', () => {
+describe('event log when the doorbell fails', () => {
   let harness: RestateHarness | undefined
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
   beforeAll(async () => {
@@ -22,7 +22,7 @@ describe('event outbox when the courier fails', () => {
   })
   printLogsOnFailure(() => harness)
 
-  const run = async (key: string, prompt: string): Promise<void> => { await h().call<SessionRunResult>(`session/${key}/run`, { prompt, eventRecording: 'outbox' }) }
+  const run = async (key: string, prompt: string): Promise<void> => { await h().call<SessionRunResult>(`session/${key}/run`, { prompt }) }
   const logOnce = async (key: string, done: (events: ReadEventsResult['events']) => boolean): Promise<ReadEventsResult['events']> => readEventsUntil(h(), key, done)
   const types = (events: ReadEventsResult['events']): string[] => events.map(event => event.type)
 
@@ -33,13 +33,13 @@ describe('event outbox when the courier fails', () => {
   })
 
   it('brings a question while the run waits for the answer', async () => {
-    await h().send('session/t1~nc-ask/run', { prompt: 'ask: colour?', eventRecording: 'outbox' })
+    await h().send('session/t1~nc-ask/run', { prompt: 'ask: colour?' })
     const events = await logOnce('t1~nc-ask', all => all.some(event => event.type === 'question'))
     expect(types(events)).toEqual(['run:start', 'tool:start', 'question'])
   })
 
   it('brings the end of a run that failed for good, written by its clean-up', async () => {
-    await h().call(`session/t1~nc-fail/run`, { prompt: 'fail: on purpose', eventRecording: 'outbox' })
+    await h().call(`session/t1~nc-fail/run`, { prompt: 'fail: on purpose' })
     const events = await logOnce('t1~nc-fail', all => all.some(event => event.type === 'run:end'))
     expect(events.at(-1)?.data).toMatchObject({ status: 'failed' })
   })

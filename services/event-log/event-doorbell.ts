@@ -1,0 +1,145 @@
+import http from 'node:http'
+import https from 'node:https'
+import type { SyncEventsRequest } from './event-log-contract'
+import { EVENTS_SERVICE } from './event-log-contract'
+
+/**
+ * Wakes a session's event log when the session's run wrote something: it calls `events/<key>/sync` through Restate's
+ * ingress, outside the journal. It carries no event (the log reads them from the session's state), so a ring lost or
+ * made twice changes nothing but when the log catches up: the run's journaled syncs (before it waits, at its end)
+ * are the certain path.
+ */
+export interface EventDoorbell {
+  /** Asks the log of `logKey` to sync; `state` says what the session held after the write (turns and runs). */
+  ring(logKey: string, state: Required<SyncEventsRequest>): void
+  /** Resolves once no sync is waiting or in flight (for tests and the bench). */
+  idle(): Promise<void>
+  /** Syncs called so far (for figures). */
+  calls(): number
+}
+
+/** Options of {@link createEventDoorbell}. */
+export interface EventDoorbellOptions {
+  /** Restate's ingress, e.g. `http://127.0.0.1:8080`. */
+  ingressUrl: string
+  /**
+   * Shortest time between two syncs of one log (default {@link DEFAULT_DOORBELL_WINDOW_MS}): the first ring after a
+   * quiet spell calls at once, the rings that follow within the window share one call.
+   */
+  windowMs?: number
+  /** Told about each failed call (its writes reach the log at the next sync); default silent. */
+  onError?: (error: unknown) => void
+}
+
+/**
+ * Default window between two syncs of one log: 25 ms. Each sync is two short invocations (the log's `sync` and the
+ * session's shared `changes`), so the window caps what a busy run's log costs (40 syncs a second at most) and bounds
+ * how long a write waits for its sync.
+ */
+export const DEFAULT_DOORBELL_WINDOW_MS = 25
+/** How long a sync call may stay silent before the doorbell gives up on it (the next ring calls again). */
+const CALL_IDLE_TIMEOUT_MS = 30_000
+/** How long a kept-alive connection may wait unused; the ingress may close one it finds idle first. */
+const FREE_SOCKET_TIMEOUT_MS = 4_000
+
+/** One log's ring state: the state to sync to (merged rings), whether a call is in flight or waits for its window. */
+interface Lane { wanted: Required<SyncEventsRequest> | undefined; calling: boolean; timer: NodeJS.Timeout | undefined; lastCallMs: number }
+
+/** A doorbell calling `events/<key>/sync` through Restate's ingress, one call at a time per log. */
+export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbell {
+  const windowMs = options.windowMs ?? DEFAULT_DOORBELL_WINDOW_MS
+  const call = createCaller(options.ingressUrl)
+  const lanes = new Map<string, Lane>()
+  let idleWaiters: Array<() => void> = []
+  let calls = 0
+  const settle = (): void => {
+    if (lanes.size > 0) return
+    const waiters = idleWaiters
+    idleWaiters = []
+    for (const wake of waiters) wake()
+  }
+  const schedule = (logKey: string, lane: Lane): void => {
+    if (lane.calling || lane.timer !== undefined) return
+    if (!lane.wanted) {
+      lanes.delete(logKey) // nothing to do: the lane is forgotten until the next ring
+      settle()
+      return
+    }
+    lane.timer = setTimeout(() => {
+      lane.timer = undefined
+      void send(logKey, lane)
+    }, Math.max(0, lane.lastCallMs + windowMs - performance.now()))
+    lane.timer.unref()
+  }
+  const send = async (logKey: string, lane: Lane): Promise<void> => {
+    const request = lane.wanted
+    lane.wanted = undefined
+    lane.calling = true
+    calls += 1
+    try {
+      await call(logKey, request ?? {})
+    } catch (error) {
+      options.onError?.(error)
+    } finally {
+      lane.calling = false
+      lane.lastCallMs = performance.now()
+      schedule(logKey, lane)
+    }
+  }
+  return {
+    ring(logKey, state) {
+      const lane = lanes.get(logKey) ?? { wanted: undefined, calling: false, timer: undefined, lastCallMs: -Infinity }
+      lanes.set(logKey, lane)
+      lane.wanted = { turns: Math.max(state.turns, lane.wanted?.turns ?? 0), runs: Math.max(state.runs, lane.wanted?.runs ?? 0) }
+      schedule(logKey, lane)
+    },
+    idle() {
+      if (lanes.size === 0) return Promise.resolve()
+      return new Promise(resolve => idleWaiters.push(resolve))
+    },
+    calls: () => calls,
+  }
+}
+
+/**
+ * Calls `sync` over kept-alive connections with `node:http` (or `node:https`): a fraction of what `fetch` costs per
+ * request in the services process, which also runs the agents. A call whose reused connection was reset (the ingress
+ * had closed it) is made once more at once, on a connection of its own: a sync made twice is one sync.
+ */
+function createCaller(ingressUrl: string): (logKey: string, request: SyncEventsRequest) => Promise<void> {
+  const base = new URL(ingressUrl.replace(/\/$/, '') + '/')
+  const transport = base.protocol === 'https:' ? https : http
+  const agent = new transport.Agent({ keepAlive: true, maxSockets: 16, timeout: FREE_SOCKET_TIMEOUT_MS })
+  const callOnce = (url: URL, body: string, via: http.Agent | false): Promise<void> => new Promise((resolve, reject) => {
+    const outgoing = transport.request(url, { method: 'POST', agent: via, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk))
+      response.on('error', reject)
+      response.on('end', () => {
+        const status = response.statusCode ?? 0
+        if (status >= 200 && status < 300) resolve()
+        else reject(new Error(`${url.pathname} answered ${status}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`))
+      })
+    })
+    outgoing.setTimeout(CALL_IDLE_TIMEOUT_MS, () => outgoing.destroy(new Error(`${url.pathname} was silent for ${CALL_IDLE_TIMEOUT_MS} ms`)))
+    outgoing.on('error', (error: NodeJS.ErrnoException) => reject(outgoing.reusedSocket && error.code === 'ECONNRESET' ? new StaleSocketError(error) : error))
+    outgoing.end(body)
+  })
+  return async (logKey, request) => {
+    const url = new URL(`${EVENTS_SERVICE}/${encodeURIComponent(logKey)}/sync`, base)
+    const body = JSON.stringify(request)
+    try {
+      await callOnce(url, body, agent)
+    } catch (error) {
+      if (!(error instanceof StaleSocketError)) throw error
+      await callOnce(url, body, false) // a connection of its own: the pool may hold more that the ingress closed
+    }
+  }
+}
+
+/** A reused kept-alive connection was reset before an answer came (most often the ingress had closed it). */
+class StaleSocketError extends Error {
+  constructor(cause: Error) {
+    super(`a kept-alive connection to the ingress was closed: ${cause.message}`, { cause })
+  }
+}

@@ -1,0 +1,32 @@
+import type * as restate from '@restatedev/restate-sdk'
+import { EVENTS_SERVICE } from './event-log-contract'
+import type { EventDoorbell } from './event-doorbell'
+import type { EventLogObject } from './event-log-object'
+import type { EventSink } from './session-events'
+
+const EventLog: EventLogObject = { name: EVENTS_SERVICE }
+
+/**
+ * The event sink of a session's run. The log derives the events from the session's own state, so nothing of them is
+ * sent: each write that has events rings the `doorbell` (outside the journal: the log syncs within the doorbell's
+ * window), and the run journals a one-way `events/<key>/sync` where the log must have caught up for certain: with a
+ * question (a person must see it), at each `flush()` (before the run waits on a person or its sub-agents, at its end).
+ * A journaled one-way call is processed after the state writes journaled before it, so that sync reads them.
+ */
+export function createSessionLogSync(ctx: restate.ObjectContext, doorbell: EventDoorbell | undefined): EventSink {
+  let unsynced = false
+  const flush = (): void => {
+    if (!unsynced) return
+    ctx.objectSendClient(EventLog, ctx.key).sync({})
+    unsynced = false
+  }
+  return {
+    publish(events, counts) {
+      if (events.length === 0) return
+      unsynced = true
+      doorbell?.ring(ctx.key, counts)
+      if (events.some(event => event.type === 'question')) flush()
+    },
+    flush,
+  }
+}
