@@ -32,12 +32,14 @@ export interface DiscoveredReplicasOptions {
 
 /** Default of {@link DiscoveredReplicasOptions.refreshMs}. */
 export const DEFAULT_LIVE_REFRESH_MS = 5_000
+/** How often the registry is read while it lists no hub. */
+const EMPTY_REFRESH_MS = 1_000
 
 /**
  * The hubs the services replicas registered in Restate (`live_replicas`), read through the ingress with the shared
- * `list` handler: at once when the first session is followed, then every `refreshMs` while any is, never while none
- * is. Only a hub whose registration carries the proof made with the live token, at an http(s) URL, is listed; a read
- * that fails keeps the last list.
+ * `list` handler: at once when the first session is followed, then every `refreshMs` (every second while it lists
+ * none) while any is, never while none is. Only a hub whose registration carries the proof made with the live token,
+ * at an http(s) URL, is listed; a read that fails keeps the last list.
  */
 export function discoveredReplicas(options: DiscoveredReplicasOptions): LiveReplicaDirectory {
   const read = options.read ?? registryReader(options.ingressUrl)
@@ -58,7 +60,8 @@ export function discoveredReplicas(options: DiscoveredReplicasOptions): LiveRepl
       options.onError?.(error)
     }
     reading = false
-    if (listeners.size > 0) timer = setTimeout(() => { void refresh() }, refreshMs)
+    // Knowing no hub is how a gateway starts beside replicas still registering: it asks again sooner.
+    if (listeners.size > 0) timer = setTimeout(() => { void refresh() }, known.length === 0 ? Math.min(refreshMs, EMPTY_REFRESH_MS) : refreshMs)
   }
   return {
     urls: () => known,

@@ -189,7 +189,6 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
         RESTATE_INGRESS_URL: ingressUrl,
         RESTATE_ADMIN_URL: adminUrl,
         GATEWAY_ANSWER_SECRET: config.answerSecret,
-        ZIDANE_LIVE_URLS: config.livePorts.map(live => `http://127.0.0.1:${live}`).join(','),
         ZIDANE_LIVE_TOKEN: config.liveToken,
         ...(config.gatewayApiKeys ? { GATEWAY_API_KEYS: config.gatewayApiKeys } : {}),
       },

@@ -107,7 +107,6 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
       RESTATE_INGRESS_URL: ingressUrl,
       RESTATE_ADMIN_URL: adminUrl,
       GATEWAY_ANSWER_SECRET: config.answerSecret,
-      ZIDANE_LIVE_URLS: `http://127.0.0.1:${config.livePort}`,
       ZIDANE_LIVE_TOKEN: config.liveToken,
       ...(config.gatewayApiKeys ? { GATEWAY_API_KEYS: config.gatewayApiKeys } : {}),
     },
