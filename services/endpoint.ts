@@ -14,6 +14,7 @@ import type { ReplicaRegistration } from './live/replica-registration'
 import { startLiveServer } from './live/start-live-server'
 import { inboxObject } from './inbox/inbox-object'
 import { resumerObject } from './resumer/resumer-object'
+import { admissionObject } from './admission/admission-object'
 import { eventLogObject, eventWatchService } from './event-log/event-log-object'
 import { shellPolicy } from './shell-policy'
 
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
   const drain = createAttemptDrain()
   // Only the HTTP/2 handler (createEndpointHandler builds an HTTP/1 one too, and each logs its signing keys).
   const endpoint = restate.endpoint().bind(sessionObject).bind(childService).bind(resumerObject).bind(inboxObject).defaultServiceOptions({ hooks: [drain.hooks] })
-  endpoint.bind(eventLogObject).bind(eventWatchService)
+  endpoint.bind(eventLogObject).bind(eventWatchService).bind(admissionObject)
   const live = loadLiveConfig()
   endpoint.bind(liveReplicasObject({ token: live.token }))
   const handler = (config.identityKeys.length > 0 ? endpoint.withIdentityV1(...config.identityKeys) : endpoint).http2Handler()

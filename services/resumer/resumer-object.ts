@@ -1,6 +1,7 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { AnswerRequest, AnswerResult, CloseQuestionRequest, QuestionRecord, QuestionTombstone, RegisterQuestionRequest, StoredQuestion } from '../contract'
+import type { AnswerResult, CloseQuestionRequest, QuestionRecord, QuestionTombstone, RegisterQuestionRequest, StoredQuestion } from '../contract'
 import { QUESTION_STATE_KEY, RESUMER_SERVICE } from '../contract'
+import type { OwnedAnswerRequest } from './answer-request'
 
 /** How long the tombstone of an answered, expired or closed question is kept (late answers get 409/410 meanwhile). */
 export const TOMBSTONE_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
@@ -20,9 +21,10 @@ function refusal(record: StoredQuestion): AnswerResult | undefined {
   return undefined
 }
 
-async function answer(ctx: restate.ObjectContext, request: AnswerRequest): Promise<AnswerResult> {
+async function answer(ctx: restate.ObjectContext, request: OwnedAnswerRequest): Promise<AnswerResult> {
   const record = await ctx.get<StoredQuestion>(QUESTION_STATE_KEY)
-  if (!record) return { outcome: 'unknown' }
+  // Another tenant's question is unknown to the caller: nothing tells it apart from a question that never existed.
+  if (!record || (request.owner !== undefined && !record.sessionKey.startsWith(request.owner))) return { outcome: 'unknown' }
   const refused = refusal(record)
   if (refused) return refused
   const now = await ctx.date.now()
@@ -44,7 +46,8 @@ async function close(ctx: restate.ObjectContext, request: CloseQuestionRequest):
 
 /**
  * The resumer: one virtual object per awakeable id. `register` records a pending question (the session object
- * awaits it before listing the question); `answer` checks it is still open, resolves the awakeable and keeps a
+ * awaits it before listing the question); `answer` checks the caller's tenant owns it (when the request names an
+ * owner) and that it is still open, resolves the awakeable and keeps a
  * tombstone, so answering twice is a clean conflict; `close` tombstones a question whose run ended or stopped
  * waiting (a late answer gets 409/410, not "answered" into the void); `forget` clears a tombstone after
  * {@link TOMBSTONE_RETENTION_MS}. Handler names and the state key are durable: add, never rename.

@@ -38,6 +38,15 @@ describe.each(REPLAY_MODES)('the resumer ($mode)', ({ alwaysReplay }) => {
   const stored = (id: string) => call<StoredQuestion | null>(id, 'describe')
   const scheduledForgets = async (id: string) => h().query<{ status: string }>(`SELECT status FROM sys_invocation WHERE target_service_name = 'resumer' AND target_service_key = '${id}' AND target_handler_name = 'forget'`)
 
+  it("answers a question only for its owner's tenant when the request names one: another's is unknown and stays open", async () => {
+    const { id, invocationId } = await park('owned')
+    await call(id, 'register', question({ sessionKey: 't1~s' }))
+    expect(await call<AnswerResult>(id, 'answer', { answer: 'x', owner: 't2~' })).toEqual({ outcome: 'unknown' })
+    expect(await stored(id)).toMatchObject({ state: 'open' })
+    expect(await call<AnswerResult>(id, 'answer', { answer: 'eu', owner: 't1~' })).toEqual({ outcome: 'answered', sessionKey: 't1~s' })
+    expect((await h().attach(invocationId)).body).toBe('eu')
+  })
+
   it('answers once, resolving the awakeable, then keeps a tombstone (owner and state only) whose removal is scheduled', async () => {
     const { id, invocationId } = await park('answered')
     await call(id, 'register', question())

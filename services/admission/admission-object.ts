@@ -1,0 +1,150 @@
+import * as restate from '@restatedev/restate-sdk'
+import type { AddMessageRequest, SessionRunRequest } from '../contract'
+import { inboxInterface, sessionInterface } from '../service-interfaces'
+import { admissionInterface } from './admission-contract'
+import type { ClientIdempotency, EndedRun, PromptAdmission, PromptAdmissionRequest, SteeringAdmission, SteeringAdmissionRequest, WatchedRun } from './admission-contract'
+import { countedRuns, queuedAhead } from './admitted-runs'
+import type { AdmittedRun } from './admitted-runs'
+
+/** State key of the tenant's admitted invocations not yet ended (an {@link AdmittedRun} list). Durable: never rename. */
+export const ADMITTED_RUNS_KEY = 'runs'
+/** Prefix of the state key holding a session's latest admitted run that ended with an error. Durable: never rename. */
+const FAILED_RUN_PREFIX = 'failed_run:'
+/** Prefix of the state keys remembering a client key's body fingerprint and what it started. Durable: never rename. */
+const IDEMPOTENCY_PREFIX = 'idempotency:'
+/** How long a client key is remembered: Restate's default idempotency retention, one day. */
+export const CLIENT_KEY_RETENTION_MS = 24 * 60 * 60 * 1000
+
+interface RememberedKey {
+  fingerprint: string
+  id: string
+}
+
+/**
+ * `admit` (exclusive): refuses a prompt past the cap, or sends the session's `run` (one-way) and watches it. A client
+ * key seen before answers what it started (same body) or a refusal (another body), and counts nothing.
+ */
+async function admit(ctx: restate.ObjectContext, request: PromptAdmissionRequest): Promise<PromptAdmission> {
+  const remembered = await rememberedKey(ctx, 'prompts', request)
+  if (remembered?.sameBody === false) return { outcome: 'idempotency_key_reused' }
+  const runs = await admittedRuns(ctx)
+  if (remembered) return { outcome: 'admitted', invocationId: remembered.id, queued: queuedAhead(runs, request.sessionKey, remembered.id) }
+  if (countedRuns(runs) >= request.maxRuns) return { outcome: 'too_many_runs', maxRuns: request.maxRuns }
+  const queued = queuedAhead(runs, request.sessionKey)
+  const options = restate.rpc.sendOpts<SessionRunRequest>(request.idempotency ? { idempotencyKey: restateIdempotencyKey(request.idempotency) } : {})
+  const invocationId = await ctx.sendClient(sessionInterface, request.sessionKey).run(request.run, options).invocationId
+  track(ctx, runs, { sessionKey: request.sessionKey, invocationId, kind: 'prompt' })
+  rememberKey(ctx, 'prompts', request, invocationId)
+  return { outcome: 'admitted', invocationId, queued }
+}
+
+/**
+ * `steer` (exclusive): saves a message in the session's inbox (the call returns once the inbox holds it). A session
+ * with no admitted invocation gets a run from it, refused past the cap. Then a `deliver` follows the message on the
+ * session and is watched: the session runs its invocations in order, so when it ends, the run that took the message
+ * (the running one at a turn boundary, or the `deliver` the inbox scheduled) has ended too.
+ */
+async function steer(ctx: restate.ObjectContext, request: SteeringAdmissionRequest): Promise<SteeringAdmission> {
+  const remembered = await rememberedKey(ctx, 'messages', request)
+  if (remembered?.sameBody === false) return { outcome: 'idempotency_key_reused' }
+  if (remembered) return { outcome: 'saved', messageId: remembered.id }
+  const runs = await admittedRuns(ctx)
+  const busy = runs.some(run => run.sessionKey === request.sessionKey)
+  if (!busy && countedRuns(runs) >= request.maxRuns) return { outcome: 'too_many_runs', maxRuns: request.maxRuns }
+  const options = restate.rpc.opts<AddMessageRequest, { id: string }>(request.idempotency ? { idempotencyKey: restateIdempotencyKey(request.idempotency) } : {})
+  const { id } = await ctx.client(inboxInterface, request.sessionKey).add({ text: request.text }, options)
+  const invocationId = await ctx.sendClient(sessionInterface, request.sessionKey).deliver().invocationId
+  track(ctx, runs, { sessionKey: request.sessionKey, invocationId, kind: 'steering' })
+  rememberKey(ctx, 'messages', request, id)
+  return { outcome: 'saved', messageId: id }
+}
+
+/** Lists an admitted invocation and starts its watch. */
+function track(ctx: restate.ObjectContext, runs: readonly AdmittedRun[], run: AdmittedRun): void {
+  ctx.set<AdmittedRun[]>(ADMITTED_RUNS_KEY, [...runs, run])
+  ctx.sendClient(admissionInterface, ctx.key).watch({ sessionKey: run.sessionKey, invocationId: run.invocationId })
+}
+
+/**
+ * `watch` (shared, so it holds no lock while it waits): attaches to the invocation, however it ends (completed,
+ * failed, cancelled, or killed by Restate without running any of its code), then reports the end to `ended`.
+ */
+async function watch(ctx: restate.ObjectSharedContext, run: WatchedRun): Promise<void> {
+  let failed = false
+  try {
+    await ctx.invocation(restate.InvocationIdParser.fromString(run.invocationId)).attach()
+  } catch (error) {
+    if (!(error instanceof restate.TerminalError)) throw error
+    failed = true
+  }
+  ctx.sendClient(admissionInterface, ctx.key).ended({ ...run, failed })
+}
+
+/** `ended` (exclusive): frees the invocation's slot and keeps (or forgets) the session's failed run. */
+async function ended(ctx: restate.ObjectContext, run: EndedRun): Promise<void> {
+  const runs = await admittedRuns(ctx)
+  const ending = runs.find(admitted => admitted.invocationId === run.invocationId)
+  ctx.set<AdmittedRun[]>(ADMITTED_RUNS_KEY, runs.filter(admitted => admitted !== ending))
+  if (ending?.kind !== 'prompt') return
+  if (run.failed) ctx.set(failedRunKey(run.sessionKey), run.invocationId)
+  else ctx.clear(failedRunKey(run.sessionKey))
+}
+
+async function admittedRuns(ctx: restate.ObjectContext): Promise<AdmittedRun[]> {
+  return (await ctx.get<AdmittedRun[]>(ADMITTED_RUNS_KEY)) ?? []
+}
+
+function failedRunKey(sessionKey: string): string {
+  return `${FAILED_RUN_PREFIX}${sessionKey}`
+}
+
+function idempotencyKeyOf(route: 'prompts' | 'messages', sessionKey: string, idempotency: ClientIdempotency): string {
+  return `${IDEMPOTENCY_PREFIX}${route}:${sessionKey}:${idempotency.key}`
+}
+
+/** What a client key started before, and whether it came with the same body; undefined for a new key (or none). */
+async function rememberedKey(ctx: restate.ObjectContext, route: 'prompts' | 'messages', request: { sessionKey: string; idempotency?: ClientIdempotency }): Promise<{ id: string; sameBody: boolean } | undefined> {
+  if (!request.idempotency) return undefined
+  const remembered = await ctx.get<RememberedKey>(idempotencyKeyOf(route, request.sessionKey, request.idempotency))
+  return remembered ? { id: remembered.id, sameBody: remembered.fingerprint === request.idempotency.fingerprint } : undefined
+}
+
+/** Remembers a client key for {@link CLIENT_KEY_RETENTION_MS}, then forgets it (a delayed `forget`). */
+function rememberKey(ctx: restate.ObjectContext, route: 'prompts' | 'messages', request: { sessionKey: string; idempotency?: ClientIdempotency }, id: string): void {
+  if (!request.idempotency) return
+  const stateKey = idempotencyKeyOf(route, request.sessionKey, request.idempotency)
+  ctx.set<RememberedKey>(stateKey, { fingerprint: request.idempotency.fingerprint, id })
+  ctx.sendClient(admissionInterface, ctx.key).forget(stateKey, restate.rpc.sendOpts({ delay: CLIENT_KEY_RETENTION_MS }))
+}
+
+/**
+ * The idempotency key of what a client key starts: the client's key with the body's fingerprint, so Restate tells
+ * two bodies apart too (the format the gateway sent before the admission existed: those keys still match).
+ */
+function restateIdempotencyKey(idempotency: ClientIdempotency): string {
+  return `${idempotency.key}.${idempotency.fingerprint}`
+}
+
+/** Nothing worth keeping once answered: the admission keeps what it needs in its state. */
+const unretained = { journalRetention: 0 }
+
+/**
+ * The admission of a tenant's runs (`admission/<tenant>`), see `admission-contract.ts` and docs/design/admission.md.
+ * Its state is read lazily: a tenant's remembered keys and failed runs are many, a decision needs a few of them.
+ */
+export const admissionObject = restate.implement(admissionInterface, {
+  handlers: {
+    admit,
+    steer,
+    failedRun: async (ctx: restate.ObjectSharedContext, sessionKey: string) => (await ctx.get<string>(failedRunKey(sessionKey))) ?? null,
+    watch,
+    ended,
+    forget: async (ctx: restate.ObjectContext, stateKey: string) => {
+      if (stateKey.startsWith(IDEMPOTENCY_PREFIX)) ctx.clear(stateKey)
+    },
+  },
+  options: { enableLazyState: true, ...unretained },
+})
+
+/** The admission object's type. */
+export type AdmissionObject = typeof admissionObject
