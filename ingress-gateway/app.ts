@@ -7,7 +7,8 @@ import { checkApiKeyLengths, DEFAULT_REQUEST_TIMEOUT_MS, GatewayConfigError, typ
 import { GATEWAY_ERROR_CODES, GatewayError, installErrorHandlers, replyWithError, unsupportedMediaType } from './errors'
 import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth'
 import { createLiveDeltas, NO_LIVE_DELTAS } from './live-deltas'
-import { createRestateClient } from './restate-client'
+import { createRestateAdmin } from './restate-admin'
+import { connectIngress } from './restate-ingress'
 import { awakeableRoutes } from './routes/awakeables'
 import { healthRoutes } from './routes/health'
 import type { RouteDependencies } from './routes/route-dependencies'
@@ -16,7 +17,6 @@ import { sessionMessageRoutes } from './routes/session-messages'
 import { sessionPromptRoutes } from './routes/session-prompts'
 import { sessionRoutes } from './routes/sessions'
 import { recordRoutes } from './route-table'
-import { createRunAdmission } from './run-admission'
 import { createRateLimiter, DEFAULT_TENANT_LIMITS } from './tenant-limits'
 import { installValidation } from './validation'
 
@@ -50,13 +50,12 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
   app.decorateRequest('tenant', '')
   await registerOpenApi(app, config)
   const limits = { ...DEFAULT_TENANT_LIMITS, ...config.limits }
-  const restate = createRestateClient({ ingressUrl: config.restateIngressUrl, adminUrl: config.restateAdminUrl }, { attachTimeoutMs: config.attachTimeoutMs })
   const dependencies: RouteDependencies = {
     config,
-    restate,
+    ingress: connectIngress(config.restateIngressUrl),
+    admin: createRestateAdmin(config.restateAdminUrl, config.restateIngressUrl),
     auth: createAuth(config, createRateLimiter(limits)),
     limits,
-    runs: createRunAdmission(restate, limits.maxConcurrentRuns),
     live: config.live ? createLiveDeltas(config.live) : NO_LIVE_DELTAS,
   }
   for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes]) {

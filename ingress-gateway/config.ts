@@ -37,10 +37,16 @@ export interface GatewayConfig {
    */
   eventWatchMs?: number
   /**
-   * Longest one attach of `?wait=true` is held before it is renewed (default and most 240000, see
-   * `MAX_ATTACH_TIMEOUT_MS`); tests shorten it. The request itself waits until the run ends.
+   * Longest one held call of `?wait=true` (its admission, then its attach) lasts before it is renewed (default and most
+   * 240000, see `MAX_HOLD_MS`); tests shorten it. The request itself waits until the run ends.
    */
   attachTimeoutMs?: number
+  /**
+   * How long a prompt, a message or an answer waits for the services to answer before it is answered 202 without them
+   * (down or restarting: Restate keeps the request and runs it when they are back). Default 10000 (answers 5000);
+   * tests shorten it.
+   */
+  servicesWaitMs?: number
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
   logger?: boolean
   /** Fastify log level when the logger is on (`LOG_LEVEL`, default `info`: one line per request). */

@@ -1,13 +1,15 @@
+import * as clients from '@restatedev/restate-sdk-clients'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import type { AnswerResult, QuestionCloseReason, StoredQuestion } from '../../services/contract'
-import { QUESTION_STATE_KEY, RESUMER_SERVICE } from '../../services/contract'
+import type { AnswerResult, QuestionCloseReason } from '../../services/contract'
+import type { OwnedAnswerRequest } from '../../services/resumer/answer-request'
+import { resumerInterface } from '../../services/service-interfaces'
 import { verifyAnswerToken } from '../answer-token'
 import type { GatewayAuth } from '../auth'
 import { describeValidation, GatewayError } from '../errors'
-import type { RestateClient } from '../restate-client'
-import { objectState } from '../restate-queries'
+import { answeredWithin } from '../restate-ingress'
+import type { RestateIngress } from '../restate-ingress'
 import { bearerSecurity, errorResponses, querySchema } from '../schemas'
-import { sessionKeyBelongsTo } from '../tenancy'
+import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
 
 interface ResolveRoute {
@@ -27,7 +29,7 @@ const schema = {
   description:
     'Resolves the question (an awakeable) the run is waiting on. Authorized either by the API key of the session, or by the `token` of the `answerUrl` ' +
     'that `GET /v1/sessions/{sessionId}` lists (no API key needed). The first answer wins. A question whose run ended (finished, failed, cancelled) ' +
-    'answers 409 `question_closed`.',
+    "answers 409 `question_closed`. One call to the question's resumer checks the owner and answers; while the services are down it is answered 202 after 5 s.",
   tags: ['questions'],
   security: [...bearerSecurity, {}],
   params: {
@@ -76,8 +78,11 @@ const CLOSE_REASONS: Record<QuestionCloseReason, string> = {
   expired: 'its deadline passed',
 }
 
+/** The default of how long an answer waits for the resumer's verdict before it is reported as accepted (queued in Restate). */
+const ANSWER_WAIT_MS = 5_000
+
 /** `POST /v1/awakeables/:id/resolve`: answer a question with an API key or an answer-link token. */
-export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, config }) => {
+export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, config }) => {
   app.post<ResolveRoute>(
     '/v1/awakeables/:id/resolve',
     { onRequest: keyOrToken(auth, config.answerSecret), schema },
@@ -85,11 +90,11 @@ export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app
       const { id } = request.params
       // `.` and `..` would be resolved away in the URL to Restate: no question has such an id.
       if (id === '.' || id === '..') throw notFound(id)
-      if (request.tenant !== TOKEN_HOLDER && !(await ownedBy(restate, id, request.tenant))) throw notFound(id)
       const { answer, decision, reason } = request.body
-      const result = await restate.answer(id, decision === undefined ? answer : { decision, ...(reason === undefined ? {} : { reason }) })
+      const owner = request.tenant === TOKEN_HOLDER ? {} : { owner: sessionKey(request.tenant, '') }
+      const result = await answerQuestion(ingress, id, config.servicesWaitMs ?? ANSWER_WAIT_MS, { answer: decision === undefined ? answer : { decision, ...(reason === undefined ? {} : { reason }) }, ...owner })
+      if (result === undefined) return reply.code(202).send({ id, status: 'accepted' as const })
       if (result.outcome === 'answered') return { id, status: 'answered' as const }
-      if (result.outcome === 'accepted') return reply.code(202).send({ id, status: 'accepted' as const })
       const code = OUTCOME_ERRORS[result.outcome]
       if (code === 'question_not_found') throw notFound(id)
       const why = result.outcome === 'closed' ? `: ${CLOSE_REASONS[result.reason ?? 'finished']}` : ''
@@ -99,13 +104,12 @@ export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app
 }
 
 /**
- * Whether the question belongs to one of `tenant`'s sessions, read from the resumer's state through the admin API
- * (no handler runs, so an answer is taken while the services are down). The question is registered before it is
- * listed as pending, so a question a client can see is always found.
+ * Sends the answer to the question's resumer, which checks the owner (an API key answers its own tenant's questions
+ * only: another's is `unknown`) and that it is open, in one call. Undefined when the resumer has not answered within
+ * `waitMs`: the services are down, the answer stays queued in Restate and is delivered when they are back.
  */
-async function ownedBy(restate: RestateClient, id: string, tenant: string): Promise<boolean> {
-  const record = await objectState<StoredQuestion>(restate, RESUMER_SERVICE, id, QUESTION_STATE_KEY)
-  return record !== undefined && sessionKeyBelongsTo(record.sessionKey, tenant)
+async function answerQuestion(ingress: RestateIngress, id: string, waitMs: number, request: OwnedAnswerRequest): Promise<AnswerResult | undefined> {
+  return answeredWithin(waitMs, timeout => ingress.client.client(resumerInterface, id).answer(request, clients.rpc.opts(timeout)))
 }
 
 /**

@@ -1,9 +1,14 @@
+import * as clients from '@restatedev/restate-sdk-clients'
 import type { FastifyPluginAsync } from 'fastify'
+import { eventLogInterface, eventWatchInterface } from '../../services/service-interfaces'
 import { watchClient } from '../client-watch'
 import { GatewayError } from '../errors'
 import { DEFAULT_EVENT_STREAM_TIMING, EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
 import { streamLiveEvents } from '../live-sse'
+import { restateCall } from '../restate-ingress'
+import type { RestateIngress } from '../restate-ingress'
 import { DEFAULT_FEED_OPTIONS, SessionFeeds } from '../session-feeds'
+import type { EventLogSource } from '../session-feeds'
 import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
 import { BUSY_RETRY_AFTER_SECONDS, createTenantCounter } from '../tenant-limits'
 import { sessionKey } from '../tenancy'
@@ -33,11 +38,8 @@ const schema = {
 } as const
 
 /** `GET /v1/sessions/:sessionId/events`: the session's event log as a live SSE stream. */
-export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, limits, live, config }) => {
-  const source = {
-    read: (key: string, after: number, limit: number) => restate.readEvents(key, after, limit),
-    watch: (key: string, after: number, timeoutMs: number, signal: AbortSignal) => restate.watchEvents(key, after, timeoutMs, signal),
-  }
+export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, live, config }) => {
+  const source = eventLogSource(ingress)
   const feeds = new SessionFeeds(source, { ...DEFAULT_FEED_OPTIONS, watchTimeoutMs: config.eventWatchMs ?? DEFAULT_FEED_OPTIONS.watchTimeoutMs })
   const openStreams = new Set<AbortController>()
   const streamsOfTenant = createTenantCounter()
@@ -51,7 +53,7 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
     async (request, reply) => {
       const key = sessionKey(request.tenant, request.params.sessionId)
       if (request.method === 'HEAD') {
-        await existingInvocation(restate, key)
+        await existingInvocation(ingress, key)
         return reply.status(200).headers(EVENT_STREAM_HEADERS).send()
       }
       if (streamsOfTenant.count(request.tenant) >= limits.maxEventStreams) {
@@ -63,7 +65,7 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
       const release = streamsOfTenant.acquire(request.tenant)
       openStreams.add(shutdown)
       try {
-        await existingInvocation(restate, key)
+        await existingInvocation(ingress, key)
         reply.hijack()
         if (client.signal.aborted) return
         const gone = AbortSignal.any([client.signal, shutdown.signal])
@@ -77,6 +79,21 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
     },
   )
 }
+
+/** The session event logs through the ingress: `events/<key>/read` (shared), and `event_watch/wait` parked in Restate. */
+function eventLogSource(ingress: RestateIngress): EventLogSource {
+  return {
+    read: (key, after, limit) => restateCall(() => ingress.client.client(eventLogInterface, key).read({ after, limit })),
+    // The call is held open while the watch is parked: its own deadline is the watch's, plus a margin.
+    watch: (key, after, timeoutMs, signal) => {
+      const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + WATCH_MARGIN_MS)])
+      return restateCall(() => ingress.client.client(eventWatchInterface).wait({ key, after, timeoutMs }, clients.rpc.opts({ signal: deadline })))
+    },
+  }
+}
+
+/** How long a parked watch's call is given beyond the watch's own timeout. */
+const WATCH_MARGIN_MS = 10_000
 
 /** The `seq` to stream after: `Last-Event-ID` wins over `?after=`. */
 function resumePoint(lastEventId: string | undefined, after: number | undefined): number {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { ADMISSION_WAIT_MS, admitSteering } from '../admission'
 import { bodyFingerprint } from '../idempotency'
-import { sendAdmitted } from '../run-admission'
 import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
@@ -8,10 +8,11 @@ import type { RouteDependencies } from './route-dependencies'
 const schema = {
   summary: 'Steer a session: add a message to its running run (or start a run)',
   description:
-    'Saves the message at once (Restate keeps it durably from the 202 on, also while the services are down) and delivers it exactly once: ' +
+    "Saves the message in the session's inbox through the tenant's admission (the 202 means the inbox holds it) and delivers it exactly once: " +
     "to the session's running run at its next turn boundary (the model sees it as a user message in its next request; a run waiting for an " +
     'answer gets it after the answer), or, when no run takes it, as the prompt of a new run that starts when the session is idle. ' +
-    "A message to a session with no run running or queued starts a run: it counts against the key's runs (429 `too_many_runs` past the cap); one to a busy session never does.",
+    "A message to a session with no run running or queued starts a run: it counts against the key's runs (429 `too_many_runs` past the cap); one to a busy session never does. " +
+    'While the services are down or restarting the message is answered 202 without `id` after 10 s: Restate keeps it and saves it when they are back.',
   tags: ['sessions'],
   security: bearerSecurity,
   params: sessionParamsSchema,
@@ -30,26 +31,32 @@ const schema = {
   },
   response: {
     202: {
-      description: 'The message is saved; it will be delivered once.',
+      description: 'The message is saved (or, without `id`, kept by Restate until the services are back); it will be delivered once.',
       type: 'object',
-      required: ['sessionId', 'id'],
-      properties: { sessionId: { type: 'string' }, id: { type: 'string', description: 'The message id.' } },
+      required: ['sessionId'],
+      properties: { sessionId: { type: 'string' }, id: { type: 'string', description: 'The message id; absent when the services did not answer in time.' }, note: { type: 'string' } },
     },
     ...errorResponses,
   },
 } as const
 
 /** `POST /v1/sessions/:sessionId/messages`: steer the session (saved at once, delivered once). */
-export const sessionMessageRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, runs }) => {
+export const sessionMessageRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, config }) => {
   app.post<{ Params: SessionParams; Body: { text: string }; Headers: { 'idempotency-key'?: string } }>(
     '/v1/sessions/:sessionId/messages',
     { onRequest: auth.requireApiKey, schema },
     async (request, reply) => {
       const { sessionId } = request.params
-      const key = sessionKey(request.tenant, sessionId)
-      const claim = { tenant: request.tenant, kind: 'steering', sessionKey: key, clientKey: request.headers['idempotency-key'], fingerprint: bodyFingerprint(request.body) } as const
-      const sent = await sendAdmitted(runs, claim, idempotencyKey => restate.sendMessage(key, request.body.text, idempotencyKey))
-      return reply.status(202).send({ sessionId, id: sent.invocationId })
+      const clientKey = request.headers['idempotency-key']
+      const id = await admitSteering(ingress, request.tenant, {
+        sessionKey: sessionKey(request.tenant, sessionId),
+        text: request.body.text,
+        maxRuns: limits.maxConcurrentRuns,
+        ...(clientKey === undefined ? {} : { idempotency: { key: clientKey, fingerprint: bodyFingerprint(request.body) } }),
+      }, config.servicesWaitMs ?? ADMISSION_WAIT_MS)
+      return reply.status(202).send(id === undefined ? { sessionId, note: PENDING_NOTE } : { sessionId, id })
     },
   )
 }
+
+const PENDING_NOTE = 'The services did not answer in time (they are down or restarting): Restate keeps the message, which is saved (or refused for the runs cap) when they are back.'

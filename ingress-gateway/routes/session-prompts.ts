@@ -1,12 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { PromptToolPolicy, SessionRunRequest, SessionRunResult } from '../../services/contract'
-import { SESSION_SERVICE } from '../../services/contract'
+import { ADMISSION_WAIT_MS, admitPrompt } from '../admission'
+import type { AdmissionWait } from '../admission'
 import { watchClient } from '../client-watch'
 import { GatewayError, RestateCallError } from '../errors'
 import { bodyFingerprint } from '../idempotency'
-import type { RestateClient } from '../restate-client'
-import { objectLockHolder } from '../restate-queries'
-import { sendAdmitted } from '../run-admission'
+import { heldCall, MAX_HOLD_MS } from '../restate-ingress'
+import type { RestateIngress } from '../restate-ingress'
 import { bearerSecurity, errorResponses, querySchema, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
@@ -26,12 +26,14 @@ const toolList = {
 } as const
 
 const QUEUED_NOTE = 'Another run of this session is in progress; this prompt is queued and starts when that run ends.'
+const PENDING_NOTE = 'The services did not answer in time (they are down or restarting): Restate keeps the prompt, which is admitted (or refused for the runs cap) and run when they are back.'
 
 const schema = {
   summary: 'Send a prompt to a session (creating it on first use)',
   description:
     'Starts a run of the session. Runs of one session never overlap: while one runs, the next is queued (`queued: true`). With `?wait=true` the call waits for the run and returns its result. ' +
-    'The prompt is accepted while the services process is down or restarting: Restate delivers it when they are back.',
+    "The tenant's admission (a Restate object per API key) starts the run, or refuses it past the runs cap (429). The prompt is accepted while the services process is down or restarting: " +
+    'after 10 s without an answer it is answered 202 without `invocationId`; Restate keeps it and admits it when they are back.',
   tags: ['sessions'],
   security: bearerSecurity,
   params: sessionParamsSchema,
@@ -68,13 +70,13 @@ const schema = {
       properties: { sessionId: { type: 'string' }, invocationId: { type: 'string' }, status: { type: 'string' }, text: { type: 'string' }, stats: passThroughObject },
     },
     202: {
-      description: 'The run was accepted (started, or queued behind the running one).',
+      description: 'The run was accepted (started, or queued behind the running one), or the services did not answer in time and Restate keeps the prompt (no `invocationId`).',
       type: 'object',
-      required: ['sessionId', 'invocationId'],
+      required: ['sessionId'],
       properties: {
         sessionId: { type: 'string' },
-        invocationId: { type: 'string' },
-        queued: { type: 'boolean', description: "Another run of the session holds it: this one starts when that one ends. Absent when Restate's admin API did not answer." },
+        invocationId: { type: 'string', description: "The run's invocation; absent when the services did not answer in time." },
+        queued: { type: 'boolean', description: 'Another run of the session is ahead of this one: it starts when that one ends.' },
         note: { type: 'string' },
       },
     },
@@ -83,25 +85,33 @@ const schema = {
 } as const
 
 /** `POST /v1/sessions/:sessionId/prompts`: start (or queue) a run; optionally wait for its result. */
-export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, runs }) => {
+export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, config }) => {
+  const holdMs = Math.min(config.attachTimeoutMs ?? MAX_HOLD_MS, MAX_HOLD_MS)
   app.post<{ Params: SessionParams; Body: PromptBody; Querystring: { wait?: boolean }; Headers: { 'idempotency-key'?: string } }>(
     '/v1/sessions/:sessionId/prompts',
     { onRequest: auth.requireApiKey, schema },
     async (request, reply) => {
       const { sessionId } = request.params
-      const key = sessionKey(request.tenant, sessionId)
-      // Watched from the start: a client that leaves during the send is not waited for (the run goes on).
+      const clientKey = request.headers['idempotency-key']
+      // Watched from the start: a client that leaves while its run is admitted is not waited for (the run goes on).
       const client = watchClient(reply)
       try {
-        const claim = { tenant: request.tenant, kind: 'run', sessionKey: key, clientKey: request.headers['idempotency-key'], fingerprint: bodyFingerprint(request.body) } as const
-        const sent = await sendAdmitted(runs, claim, idempotencyKey => restate.sendRun(key, runRequest(request.body), idempotencyKey))
-        if (request.query.wait === true) {
+        const waits = request.query.wait === true
+        const wait: AdmissionWait = waits ? { kind: 'held', signal: client.signal, renewMs: holdMs } : { kind: 'bounded', waitMs: config.servicesWaitMs ?? ADMISSION_WAIT_MS }
+        const admitted = await admitPrompt(ingress, request.tenant, {
+          sessionKey: sessionKey(request.tenant, sessionId),
+          run: runRequest(request.body),
+          maxRuns: limits.maxConcurrentRuns,
+          ...(clientKey === undefined ? {} : { idempotency: { key: clientKey, fingerprint: bodyFingerprint(request.body) } }),
+        }, wait)
+        if (admitted === undefined) return reply.status(202).send({ sessionId, note: PENDING_NOTE })
+        if (waits) {
           if (client.signal.aborted) return reply.hijack()
-          const result = await attachRun(restate, sent.invocationId, client.signal)
-          return reply.status(200).send({ sessionId, invocationId: sent.invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
+          const result = await attachRun(ingress, admitted.invocationId, client.signal, holdMs)
+          return reply.status(200).send({ sessionId, invocationId: admitted.invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
         }
-        const queued = await queuedBehindAnotherRun(restate, key, sent.invocationId)
-        return reply.status(202).send({ sessionId, invocationId: sent.invocationId, ...(queued === undefined ? {} : { queued }), ...(queued === true ? { note: QUEUED_NOTE } : {}) })
+        const { invocationId, queued } = admitted
+        return reply.status(202).send({ sessionId, invocationId, queued, ...(queued ? { note: QUEUED_NOTE } : {}) })
       } finally {
         client.dispose()
       }
@@ -109,35 +119,19 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
   )
 }
 
-/**
- * Whether another invocation holds the session's lock, so `invocationId` waits behind it: read from Restate's tables,
- * not through a handler, so it answers while the services are down. Undefined when the admin API does not answer:
- * the prompt is accepted all the same.
- */
-async function queuedBehindAnotherRun(restate: RestateClient, key: string, invocationId: string): Promise<boolean | undefined> {
-  try {
-    const holder = await objectLockHolder(restate, SESSION_SERVICE, key)
-    return holder !== undefined && holder !== invocationId
-  } catch {
-    return undefined
-  }
-}
-
 function runRequest(body: PromptBody): SessionRunRequest {
   return {
     prompt: body.prompt,
-    eventRecording: 'outbox',
-    runSettings: 'journaled',
     ...(body.model === undefined ? {} : { model: body.model }),
     ...(body.maxTurns === undefined ? {} : { maxTurns: body.maxTurns }),
     ...(body.policy === undefined ? {} : { policy: body.policy }),
   }
 }
 
-/** Waits for the run; stops waiting (the run goes on) when `abandoned` aborts: the client went away. */
-async function attachRun(restate: RestateClient, invocationId: string, abandoned: AbortSignal): Promise<SessionRunResult> {
+/** Waits for the run (`attach`, renewed every `holdMs`); stops waiting (the run goes on) when `abandoned` aborts: the client went away. */
+async function attachRun(ingress: RestateIngress, invocationId: string, abandoned: AbortSignal, holdMs: number): Promise<SessionRunResult> {
   try {
-    return await restate.attach(invocationId, abandoned)
+    return await heldCall(signal => ingress.until(signal).result<SessionRunResult>({ invocationId, status: 'Accepted', attachable: true }), abandoned, holdMs)
   } catch (error) {
     if (!(error instanceof RestateCallError)) throw error
     if (error.status === 409) throw new GatewayError('run_cancelled', `the run was cancelled (${error.message})`)

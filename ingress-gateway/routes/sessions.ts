@@ -1,10 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { admissionInterface } from '../../services/admission/admission-contract'
 import type { CurrentInvocation, PendingQuestion, SessionView, SessionViewRequest } from '../../services/contract'
-import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../../services/contract'
+import { sessionInterface } from '../../services/service-interfaces'
 import { answerUrl } from '../answer-token'
 import { GatewayError, RestateCallError } from '../errors'
-import type { RestateClient } from '../restate-client'
-import { invocationStatus, objectLockHolder, objectState } from '../restate-queries'
+import { restateCall } from '../restate-ingress'
+import type { RestateIngress } from '../restate-ingress'
 import { bearerSecurity, errorResponses, passThroughObject, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
 import type { RouteDependencies } from './route-dependencies'
@@ -79,7 +80,7 @@ const sessionSchema = {
 } as const
 
 /** `GET /v1/sessions/:sessionId` (status, turns, runs, usage, pending questions) and `POST .../cancel`. */
-export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { restate, auth, config }) => {
+export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, admin, auth, config }) => {
   app.get<{ Params: SessionParams; Querystring: SessionViewRequest }>(
     '/v1/sessions/:sessionId',
     {
@@ -88,7 +89,7 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
         summary: 'Read a session',
         description:
           'The session header, usage totals (sub-agents included), pending questions, the latest runs and one page of turns: the newest page unless `turnsAfter` names one. ' +
-          'While the current run waits (for an answer or its sub-agents) and Restate has suspended it, `status` and `invocation.status` are `suspended`.',
+          'A run Restate ended without letting it record its end (killed after its attempts, or by an operator) reads `status: interrupted` and `invocation.status: killed` until the next run records it failed.',
         tags: ['sessions'],
         security: bearerSecurity,
         params: sessionParamsSchema,
@@ -100,14 +101,14 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
       },
     },
     async (request) => {
-      const view = await existingSession(restate, sessionKey(request.tenant, request.params.sessionId), request.query)
-      const invocation = await asRestateSees(restate, view.invocation)
+      const { view, killed } = await readSession(ingress, request.tenant, sessionKey(request.tenant, request.params.sessionId), request.query)
+      const invocation: ObservedInvocation | undefined = killed && view.invocation ? { ...view.invocation, status: 'killed' } : view.invocation
       const withLink = (question: PendingQuestion): PendingQuestion & { answerUrl: string } => ({
         ...question,
         answerUrl: answerUrl(config.publicUrl, config.answerSecret, question.id),
       })
       const { turns, runs, usage, counts, page } = view
-      const status = invocation?.status === 'suspended' ? 'suspended' : invocation?.status === 'killed' ? 'interrupted' : view.status
+      const status = killed ? 'interrupted' : view.status
       const stamps = view.createdAt === undefined ? {} : { createdAt: view.createdAt, updatedAt: view.updatedAt }
       return { id: request.params.sessionId, status, ...stamps, counts, usage, pending: view.pending.map(withLink), turns, page, runs, ...(invocation === undefined ? {} : { invocation }) }
     },
@@ -131,13 +132,13 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
     },
     async (request, reply) => {
       const key = sessionKey(request.tenant, request.params.sessionId)
-      const invocationId = await objectLockHolder(restate, SESSION_SERVICE, key)
+      const invocationId = await admin.sessionLockHolder(key)
       if (invocationId === undefined) {
-        if ((await objectState<CurrentInvocation>(restate, SESSION_SERVICE, key, CURRENT_INVOCATION_STATE_KEY)) === undefined) throw notFound(key)
+        if ((await admin.sessionInvocationRecord(key)) === undefined) throw notFound(key)
         throw new GatewayError('nothing_running', `session ${request.params.sessionId} has no running invocation`)
       }
       try {
-        await restate.cancel(invocationId)
+        await admin.cancel(invocationId)
       } catch (error) {
         if (error instanceof RestateCallError && (error.status === 404 || error.status === 409)) {
           throw new GatewayError('nothing_running', `invocation ${invocationId} already ended`)
@@ -149,27 +150,29 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
   )
 }
 
-/** What the gateway reports of an invocation: the session's record, with `suspended` when Restate has suspended it. */
-type ObservedInvocation = Omit<CurrentInvocation, 'status'> & { status: CurrentInvocation['status'] | 'suspended' | 'killed' }
+/** What the gateway reports of an invocation: the session's record, `killed` when Restate ended it without the run recording it. */
+type ObservedInvocation = Omit<CurrentInvocation, 'status'> & { status: CurrentInvocation['status'] | 'killed' }
 
 /**
- * The session's record of its invocation, `suspended` while Restate says so (the run waits and holds no process), and
- * `killed` when Restate ended it without the run recording its end (the session then reads `interrupted`).
- * Read from Restate's tables; when the admin API does not answer, the record is reported as it is.
+ * The session's view (404 for a key that never ran), and whether its current invocation was killed: recorded
+ * `running` while the tenant's admission saw it end with an error. The view is read again after the admission: the
+ * admission learns of an end only once Restate has completed the invocation, so that view holds every state write
+ * the run made, and a run it still shows `running` never recorded its end (Restate killed it after its attempts, or
+ * an operator did). A read that races the end of a completed run cannot report it killed.
  */
-async function asRestateSees(restate: RestateClient, invocation: CurrentInvocation | undefined): Promise<ObservedInvocation | undefined> {
-  if (invocation?.status !== 'running') return invocation
-  const status = await invocationStatus(restate, invocation.invocationId).catch(() => 'unknown')
-  if (status === 'suspended') return { ...invocation, status }
-  // Recorded as running, yet Restate has ended it (or forgotten it): it was killed, and no clean-up ran. The next
-  // prompt heals its open tool calls.
-  if (status === undefined || status === 'completed') return { ...invocation, status: 'killed' }
-  return invocation
+async function readSession(ingress: RestateIngress, tenant: string, key: string, request: SessionViewRequest): Promise<{ view: SessionView; killed: boolean }> {
+  const view = await existingSession(ingress, key, request)
+  const current = view.invocation
+  if (current?.status !== 'running') return { view, killed: false }
+  const failed = await restateCall(() => ingress.client.client(admissionInterface, tenant).failedRun(key))
+  if (failed !== current.invocationId) return { view, killed: false }
+  const again = await existingSession(ingress, key, request)
+  return { view: again, killed: again.invocation?.status === 'running' && again.invocation.invocationId === failed }
 }
 
 /** The session's view, or 404 `session_not_found` for a key that never ran (another tenant's session included). */
-async function existingSession(restate: RestateClient, key: string, request: SessionViewRequest): Promise<SessionView> {
-  const view = await restate.getSession(key, request)
+async function existingSession(ingress: RestateIngress, key: string, request: SessionViewRequest): Promise<SessionView> {
+  const view = await restateCall(() => ingress.client.client(sessionInterface, key).get(request))
   if (!view.exists) throw notFound(key)
   return view
 }
@@ -178,9 +181,9 @@ async function existingSession(restate: RestateClient, key: string, request: Ses
  * The session's current (or last) invocation, or 404 `session_not_found` for a key that never ran. A run records its
  * invocation before anything else, so this answers "does the session exist" without loading the session.
  */
-export async function existingInvocation(restate: RestateClient, key: string): Promise<CurrentInvocation> {
-  const invocation = await restate.currentInvocation(key)
-  if (invocation === undefined) throw notFound(key)
+export async function existingInvocation(ingress: RestateIngress, key: string): Promise<CurrentInvocation> {
+  const invocation = await restateCall(() => ingress.client.client(sessionInterface, key).invocation())
+  if (invocation === null) throw notFound(key)
   return invocation
 }
 

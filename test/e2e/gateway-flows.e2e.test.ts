@@ -2,6 +2,10 @@ import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor as pollUntilDefined } from '../helpers/restate/restate-harness'
 import { openSseViewer } from '../../support/sse-client'
+import type { InjectOptions } from 'fastify'
+import { buildGateway } from '../../ingress-gateway/app'
+import { loadGatewayConfig } from '../../ingress-gateway/config'
+import { startCountingProxy } from '../helpers/counting-proxy'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
@@ -66,6 +70,50 @@ describe('the stack over HTTP', () => {
     const second = await json<{ invocationId: string }>(await send())
     expect(second.invocationId).toBe(first.invocationId)
     expect((await view('e2e-idem')).runs).toHaveLength(1)
+  })
+
+  it('1c. a client polling a session until its run ends never reads a completed run as interrupted', async () => {
+    const sessions = Array.from({ length: 12 }, (_, index) => `e2e-poll-${index}`)
+    const seen = await Promise.all(sessions.map(async sessionId => {
+      expect((await prompt(sessionId, { prompt: 'todo: a | b\ntodos:' })).status).toBe(202)
+      const statuses: string[] = []
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+        const current = await viewWhenReady(sessionId) as (View & { invocation?: { status: string } }) | undefined
+        if (!current) continue
+        statuses.push(`${current.status}/${current.invocation?.status ?? '-'}`)
+        if (current.invocation?.status !== undefined && current.invocation.status !== 'running') break
+      }
+      return statuses
+    }))
+    for (const statuses of seen) {
+      expect(statuses.at(-1)).toBe('completed/completed')
+      expect(statuses.filter(status => status.includes('interrupted') || status.includes('killed')), statuses.join(' ')).toEqual([])
+    }
+  })
+
+  it('1d. calls to Restate per request, counted on the real stack: one per prompt, message and answer, none to the admin API', async () => {
+    const [ingress, admin] = [await startCountingProxy(s().ingressUrl), await startCountingProxy(s().adminUrl)]
+    const gateway = await buildGateway({ ...loadGatewayConfig({ GATEWAY_API_KEYS: s().apiKeys.join(',') }), restateIngressUrl: ingress.url, restateAdminUrl: admin.url })
+    try {
+      const counted = async (request: InjectOptions, status: number): Promise<string[]> => {
+        ingress.requests.length = 0
+        admin.requests.length = 0
+        const response = await gateway.inject({ ...request, headers: { authorization: `Bearer ${s().apiKeys[0]}`, ...(request.headers ?? {}) } })
+        expect(response.statusCode, response.body).toBe(status)
+        return [...ingress.requests, ...admin.requests.map(made => `admin ${made}`)]
+      }
+      const prompt = await counted({ method: 'POST', url: '/v1/sessions/e2e-calls/prompts', payload: { prompt: 'ask: counted?' }, headers: { 'idempotency-key': 'calls-1' } }, 202)
+      const pending = await waitFor(async () => (await viewWhenReady('e2e-calls'))?.pending[0])
+      const steering = await counted({ method: 'POST', url: '/v1/sessions/e2e-calls/messages', payload: { text: 'and also' } }, 202)
+      const answer = await counted({ method: 'POST', url: `/v1/awakeables/${encodeURIComponent(pending.id)}/resolve`, payload: { answer: 'yes' } }, 200)
+      console.info(`gateway calls to Restate on the real stack: prompt ${JSON.stringify(prompt)}, steering ${JSON.stringify(steering)}, answer ${JSON.stringify(answer)}`)
+      expect([prompt, steering, answer].map(calls => calls.length)).toEqual([1, 1, 1])
+      expect([...prompt, ...steering, ...answer].filter(call => call.startsWith('admin'))).toEqual([])
+    } finally {
+      await gateway.close()
+      await ingress.close()
+      await admin.close()
+    }
   })
 
   it('2. asks a question; the signed answerUrl answers it and the run completes with the answer', async () => {

@@ -9,7 +9,8 @@ import { waitFor } from '../helpers/restate/restate-harness'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
-import { createRestateClient } from '../../ingress-gateway/restate-client'
+import * as clients from '@restatedev/restate-sdk-clients'
+import { eventLogInterface } from '../../services/service-interfaces'
 import type { ReadEventsResult } from '../../services/event-log/event-log-contract'
 
 /*
@@ -239,8 +240,8 @@ async function runCell(scenarioIndex: number, cell: Cell, killPlan?: string, kil
  */
 async function settledEvents(sessionId: string): Promise<string[]> {
   const key = sessionKey(tenantOf(stack().apiKeys[0]), sessionId)
-  const restate = createRestateClient({ ingressUrl: stack().ingressUrl, adminUrl: stack().adminUrl })
-  const read = (): Promise<ReadEventsResult> => restate.readEvents(key, 0, 500)
+  const events = clients.connect({ url: stack().ingressUrl }).client(eventLogInterface, key)
+  const read = (): Promise<ReadEventsResult> => events.read({ after: 0, limit: 500 })
   let last = -1
   const log = await waitFor(async () => {
     const result = await read()

@@ -49,7 +49,6 @@ describe('a client that disconnects while the gateway awaits Restate', () => {
       await held.opened
       return RUNNING
     })
-    restate.on('POST /admin/query', { status: 200, body: { rows: [] } })
     await leaveWhileHeld(`${base}/v1/sessions/slow/events`, { headers: bearer(KEY_A) }, held)
     restate.requests.length = 0
     held.open()
@@ -63,20 +62,19 @@ describe('a client that disconnects while the gateway awaits Restate', () => {
     expect(response.status).toBe(200)
   })
 
-  it('POST …/prompts?wait=true: does not attach to the run once the client left during the send', async () => {
+  it('POST …/prompts?wait=true: does not attach to the run once the client left during its admission', async () => {
     const held = gate()
-    restate.on('POST /admin/query', { status: 200, body: { rows: [] } })
-    restate.on(`POST ${pathOf('s1')}/run/send`, async () => {
+    restate.on(`POST /admission/${tenantOf(KEY_A)}/admit`, async () => {
       held.reached()
       await held.opened
-      return { status: 202, body: { invocationId: 'inv_wait', status: 'Accepted' } }
+      return { status: 200, body: { outcome: 'admitted', invocationId: 'inv_wait', queued: false } }
     })
     // A run that never ends: an attach would stay open.
     restate.on('GET /restate/invocation/inv_wait/attach', async () => new Promise(() => undefined))
     const init = { method: 'POST', headers: { ...bearer(KEY_A), 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }) }
     await leaveWhileHeld(`${base}/v1/sessions/s1/prompts?wait=true`, init, held)
     held.open()
-    await vi.waitFor(() => expect(restate.requests.some((request) => request.path.endsWith('/run/send'))).toBe(true))
+    await vi.waitFor(() => expect(restate.requests.some((request) => request.path.endsWith('/admit'))).toBe(true))
     await sleep(300)
     expect(restate.requests.filter((request) => request.path.endsWith('/attach'))).toEqual([])
   })

@@ -2,9 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import fc, { type Arbitrary } from 'fast-check'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { RESUMER_SERVICE } from '../../services/contract'
 import { GATEWAY_ERROR_CODES } from '../../ingress-gateway/errors'
-import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import { startFakeRestate, type FakeResponse, type FakeRestate, type RecordedRequest } from './helpers/fake-restate'
 import { bearer, KEY_A, KEY_B, testGateway } from './helpers/gateway'
 import { fuzzedHeader, fuzzedValue, hostileValue, validValue, type JsonSchemaLike } from './helpers/schema-arbitrary'
@@ -33,9 +31,10 @@ function plausibleRestate(request: RecordedRequest): FakeResponse {
   if (path.endsWith('/health')) return { status: 200, body: {} }
   if (path.startsWith('/admin/query')) return { status: 200, body: { rows: sqlRows((request.body as { query: string }).query) } }
   if (path.startsWith('/admin/invocations/')) return { status: 202 }
-  if (path.startsWith('/resumer/') && path.endsWith('/send')) return { status: 202, body: { invocationId: 'inv_answer', status: 'Accepted' } }
-  if (path.endsWith('/send')) return { status: 202, body: { invocationId: 'inv_run', status: 'Accepted' } }
-  if (path.includes('/inv_answer/attach')) return { status: 200, body: { outcome: 'answered' } }
+  if (path.startsWith('/resumer/') && path.endsWith('/answer')) return { status: 200, body: { outcome: 'answered' } }
+  if (path.endsWith('/admit')) return { status: 200, body: { outcome: 'admitted', invocationId: 'inv_run', queued: false } }
+  if (path.endsWith('/steer')) return { status: 200, body: { outcome: 'saved', messageId: 'inv_msg' } }
+  if (path.endsWith('/failedRun')) return { status: 200, body: null }
   if (path.includes('/attach')) return { status: 200, body: { status: 'completed', text: 'done', stats: { turns: 1 } } }
   if (path.endsWith('/invocation')) return { status: 200, body: { invocationId: 'inv_run', status: 'running', startedAt: 1 } }
   if (path.endsWith('/read')) return { status: 200, body: { events: [{ seq: 1, type: 'run:start', at: 1, data: {} }], count: 1 } }
@@ -46,12 +45,9 @@ function plausibleRestate(request: RecordedRequest): FakeResponse {
 
 const EMPTY_TOTALS = { usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, modelRequests: 0, toolCalls: 0, turns: 0 }
 
-/** Rows of the admin API's SQL: the session's lock is held (so a cancel finds a run), nothing else is known. */
+/** Rows of the admin API's SQL (only cancel reads it): the session's lock is held, so a cancel finds a run. */
 function sqlRows(query: string): unknown[] {
   if (query.includes('FROM sys_keyed_service_status ')) return [{ invocation_id: 'inv_run' }]
-  if (query.includes('FROM sys_invocation ') && query.includes('idempotency_key')) return []
-  if (query.includes('FROM sys_invocation ')) return [{ status: 'running' }]
-  if (query.includes(`service_name = '${RESUMER_SERVICE}'`)) return [{ value_utf8: JSON.stringify({ sessionKey: sessionKey(tenantOf(KEY_A), 's1') }) }]
   return []
 }
 

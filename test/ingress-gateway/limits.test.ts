@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import { createRateLimiter } from '../../ingress-gateway/tenant-limits'
-import { fakeInvocations, type FakeInvocation, type FakeInvocations } from './helpers/fake-invocations'
 import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
 import { bearer, KEY_A, KEY_B, testGateway } from './helpers/gateway'
 
@@ -35,84 +34,32 @@ describe('rate limit per API key (token bucket)', () => {
 
 describe('concurrent runs per API key', () => {
   let restate: FakeRestate
-  let table: FakeInvocations
   let app: FastifyInstance
-  beforeEach(async () => {
+  beforeAll(async () => {
     restate = await startFakeRestate()
-    table = fakeInvocations(restate)
     app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, limits: { maxConcurrentRuns: 2 } })
   })
-  afterEach(async () => {
+  afterAll(async () => {
     await app.close()
     await restate.close()
   })
-  const prompt = (sessionId: string, key = KEY_A) => app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/prompts`, payload: { prompt: 'hi' }, headers: bearer(key) })
-  const steer = (sessionId: string) => app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/messages`, payload: { text: 'and also' }, headers: bearer(KEY_A) })
-  const run = (sessionId: string, status = 'suspended', handler = 'run'): FakeInvocation => ({ id: `inv_${sessionId}_${handler}`, service: 'session', handler, sessionKey: sessionKey(TENANT_A, sessionId), status })
-  const sends = () => restate.requests.filter((request) => request.path.endsWith('/send'))
 
-  it("counts the key's unfinished runs in Restate and answers 429 too_many_runs with Retry-After at the limit, for that key only", async () => {
-    table.rows.push(run('s1'), run('s2', 'completed'))
-    expect((await prompt('s2')).statusCode).toBe(202)
-    const query = restate.requests.map((request) => (request.body as { query?: string } | undefined)?.query ?? '').find((sql) => sql.includes('sys_invocation'))
-    expect(query).toContain(`target_service_key LIKE '${TENANT_A}~%'`)
-    const refused = await app.inject({ method: 'POST', url: '/v1/sessions/s3/prompts?wait=true', payload: { prompt: 'hi' }, headers: bearer(KEY_A) })
-    expect(refused.statusCode).toBe(429)
-    expect(refused.headers['retry-after']).toBe('5')
-    expect(refused.json()).toEqual({ error: { code: 'too_many_runs', message: expect.stringContaining('already has 2 runs') } })
-    expect(sends()).toHaveLength(1)
-    expect((await prompt('s1', KEY_B)).statusCode).toBe(202)
+  it("hands the key's cap to its admission and answers its refusal 429 too_many_runs with Retry-After, for prompts and steering", async () => {
+    const admission = `/admission/${TENANT_A}`
+    restate.on(`POST ${admission}/admit`, { status: 200, body: { outcome: 'too_many_runs', maxRuns: 2 } })
+    restate.on(`POST ${admission}/steer`, { status: 200, body: { outcome: 'too_many_runs', maxRuns: 2 } })
+    for (const [route, payload] of [['prompts?wait=true', { prompt: 'hi' }], ['messages', { text: 'and also' }]] as const) {
+      const refused = await app.inject({ method: 'POST', url: `/v1/sessions/s3/${route}`, payload, headers: bearer(KEY_A) })
+      expect(refused.statusCode, route).toBe(429)
+      expect(refused.headers['retry-after']).toBe('5')
+      expect(refused.json()).toEqual({ error: { code: 'too_many_runs', message: expect.stringContaining('already has 2 runs') } })
+    }
+    expect(restate.requests.map(request => [request.path, (request.body as { maxRuns: number }).maxRuns])).toEqual([[`${admission}/admit`, 2], [`${admission}/steer`, 2]])
   })
 
-  it('counts a run once while its send is in flight and Restate already shows it: two waves of a burst of exactly the cap are all taken', async () => {
-    await app.close()
-    app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, limits: { maxConcurrentRuns: 20 } })
-    let release!: () => void
-    table.behaviour.hold = new Promise<void>((resolve) => { release = resolve })
-    const first = Array.from({ length: 10 }, (_, index) => prompt(`a${index}`))
-    await vi.waitFor(() => expect(table.sentKeys).toHaveLength(10))
-    // Restate shows the first ten while their sends have not answered yet: each must count once.
-    const second = Array.from({ length: 10 }, (_, index) => prompt(`b${index}`))
-    const secondDone = Promise.all(second)
-    await Promise.race([secondDone, vi.waitFor(() => expect(table.sentKeys).toHaveLength(20))])
-    release()
-    const statuses = (await Promise.all([...first, ...second])).map((response) => response.statusCode)
-    expect(statuses.filter((status) => status !== 202)).toEqual([])
-    expect((await prompt('past')).statusCode).toBe(429)
-  })
-
-  it('counts a deliver queued behind a run as no extra run, a running one as a run', async () => {
-    table.rows.push(run('s1', 'running'), run('s1', 'pending', 'deliver'))
-    expect((await prompt('s2')).statusCode).toBe(202)
-    table.rows.push(run('s3', 'running', 'deliver'))
-    expect((await prompt('s4')).statusCode).toBe(429)
-  })
-
-  it('refuses steering that would start a run past the cap (429, nothing sent), and takes steering of a busy session', async () => {
-    table.rows.push(run('s1'), run('s2'))
-    const refused = await steer('idle')
-    expect(refused.statusCode).toBe(429)
-    expect(refused.headers['retry-after']).toBe('5')
-    expect(refused.json()).toMatchObject({ error: { code: 'too_many_runs' } })
-    expect(sends()).toEqual([])
-    expect((await steer('s1')).statusCode).toBe(202)
-  })
-
-  it('counts steering of an idle session as a run while its send is in flight, and a burst of it to one session as one run', async () => {
-    table.rows.push(run('s1'))
-    let release!: () => void
-    table.behaviour.hold = new Promise<void>((resolve) => { release = resolve })
-    const steering = [steer('idle'), steer('idle'), steer('idle')]
-    await vi.waitFor(() => expect(table.sentKeys).toHaveLength(3))
-    expect((await prompt('s2')).statusCode).toBe(429)
-    release()
-    expect((await Promise.all(steering)).map((response) => response.statusCode)).toEqual([202, 202, 202])
-    expect((await prompt('s2')).statusCode).toBe(429)
-  })
-
-  it('does not refuse a prompt when the admin API does not answer', async () => {
-    restate.on('POST /admin/query', { status: 500, body: { message: 'down' } })
-    expect((await prompt('s1')).statusCode).toBe(202)
+  it("asks each key's own admission object", async () => {
+    restate.on(`POST /admission/${tenantOf(KEY_B)}/admit`, { status: 200, body: { outcome: 'admitted', invocationId: 'inv_b', queued: false } })
+    expect((await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'hi' }, headers: bearer(KEY_B) })).statusCode).toBe(202)
   })
 })
 

@@ -1,14 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { QuestionRecord, QuestionTombstone, SessionRunResult, SessionView } from '../../services/contract'
+import type { SessionRunResult, SessionView } from '../../services/contract'
 import { signAnswerToken } from '../../ingress-gateway/answer-token'
-import { bodyFingerprint, restateIdempotencyKey } from '../../ingress-gateway/idempotency'
+import { bodyFingerprint } from '../../ingress-gateway/idempotency'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import { startFakeRestate, type FakeResponse, type FakeRestate, type RecordedRequest } from './helpers/fake-restate'
 import { bearer, KEY_A, KEY_B, testConfig, testGateway } from './helpers/gateway'
 
 const KEY_OF_A = sessionKey(tenantOf(KEY_A), 's1')
 const SESSION_PATH = `/session/${encodeURIComponent(KEY_OF_A)}`
+const ADMISSION_PATH = `/admission/${tenantOf(KEY_A)}`
 
 function view(overrides: Partial<SessionView> = {}): SessionView {
   return {
@@ -49,7 +50,7 @@ describe('routes against a stand-in Restate', () => {
   let app: FastifyInstance
   beforeAll(async () => {
     restate = await startFakeRestate()
-    app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin` })
+    app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, servicesWaitMs: 300 })
   })
   afterAll(async () => {
     await app.close()
@@ -60,9 +61,8 @@ describe('routes against a stand-in Restate', () => {
   })
 
   describe('POST /v1/sessions/:sessionId/prompts', () => {
-    it('sends the run to the tenant-scoped object key with only content-type and idempotency-key', async () => {
-      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [] }))
-      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
+    it("asks the tenant's admission in one call, with only content-type and idempotency-key reaching Restate", async () => {
+      restate.on(`POST ${ADMISSION_PATH}/admit`, { status: 200, body: { outcome: 'admitted', invocationId: 'inv_2', queued: false } })
       const response = await app.inject({
         method: 'POST',
         url: '/v1/sessions/s1/prompts',
@@ -71,54 +71,44 @@ describe('routes against a stand-in Restate', () => {
       })
       expect(response.statusCode).toBe(202)
       expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_2', queued: false })
-      const send = restate.requests.find((request) => request.path.endsWith('/run/send'))
-      expect(send?.body).toEqual({ prompt: 'hello', maxTurns: 3, eventRecording: 'outbox', runSettings: 'journaled' })
-      // The body's fingerprint is folded into the key: the same key with another body is told apart (422).
-      expect(send?.headers['idempotency-key']).toBe(restateIdempotencyKey('idem-1', bodyFingerprint({ prompt: 'hello', maxTurns: 3 })))
-      // No handler runs before the send: a prompt is taken while the services are down.
-      expect(restate.requests.filter((request) => request.path.startsWith('/session/')).map((request) => request.path)).toEqual([`${SESSION_PATH}/run/send`])
+      expect(restate.requests.map((request) => `${request.method} ${request.path}`)).toEqual([`POST ${ADMISSION_PATH}/admit`])
+      // The body's fingerprint goes with the key: the admission tells the same key with another body apart (422).
+      expect(restate.requests[0]?.body).toEqual({ sessionKey: KEY_OF_A, run: { prompt: 'hello', maxTurns: 3 }, maxRuns: 20, idempotency: { key: 'idem-1', fingerprint: bodyFingerprint({ prompt: 'hello', maxTurns: 3 }) } })
       for (const request of restate.requests) {
         expect(request.headers.authorization).toBeUndefined()
         expect(request.headers.cookie).toBeUndefined()
         expect(request.headers['x-forwarded-for']).toBeUndefined()
+        expect(request.headers['idempotency-key']).toBeUndefined()
       }
     })
 
-    it("reports queued (with a note) while another invocation holds the session, read from Restate's tables", async () => {
-      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [{ invocation_id: 'inv_1' }] }))
-      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
+    it('reports queued, with a note, when the admission has another run of the session ahead of it', async () => {
+      restate.on(`POST ${ADMISSION_PATH}/admit`, { status: 200, body: { outcome: 'admitted', invocationId: 'inv_2', queued: true } })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'next' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(202)
       expect(response.json()).toMatchObject({ invocationId: 'inv_2', queued: true, note: expect.stringContaining('queued') })
-      expect(sqlQueries(restate)).toContain(`SELECT invocation_id FROM sys_keyed_service_status WHERE service_name = 'session' AND service_key = '${KEY_OF_A}'`)
+      expect(restate.requests[0]?.body).not.toHaveProperty('idempotency')
     })
 
-    it('accepts the prompt without `queued` when the admin API does not answer', async () => {
-      restate.on('POST /admin/query', { status: 500, body: { message: 'query engine down' } })
-      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_2', status: 'Accepted' } })
-      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'next' }, headers: bearer(KEY_A) })
+    it('answers 202 without an invocation id when the admission does not answer in time (no services process up)', async () => {
+      restate.on(`POST ${ADMISSION_PATH}/admit`, async () => new Promise(() => undefined))
+      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'while down' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(202)
-      expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_2' })
+      expect(response.json()).toEqual({ sessionId: 's1', note: expect.stringContaining('Restate keeps the prompt') })
     })
 
-    it('is not queued behind itself when an idempotent repeat returns the running invocation', async () => {
-      restate.on('POST /admin/query', sqlTables({ sys_keyed_service_status: [{ invocation_id: 'inv_1' }] }))
-      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 200, body: { invocationId: 'inv_1', status: 'PreviouslyAccepted' } })
-      const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p' }, headers: { ...bearer(KEY_A), 'idempotency-key': 'k' } })
-      expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_1', queued: false })
-    })
-
-    it('?wait=true attaches and returns the result', async () => {
+    it('?wait=true admits with an idempotency key of its own, attaches and returns the result', async () => {
       const result: SessionRunResult = { sessionId: KEY_OF_A, status: 'completed', text: 'done', stats: { runId: 'r2', turns: 1, costUsd: 0.1 } as SessionRunResult['stats'] }
-      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_3' } })
+      restate.on(`POST ${ADMISSION_PATH}/admit`, { status: 200, body: { outcome: 'admitted', invocationId: 'inv_3', queued: false } })
       restate.on('GET /restate/invocation/inv_3/attach', { status: 200, body: result })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ sessionId: 's1', invocationId: 'inv_3', status: 'completed', text: 'done', stats: { runId: 'r2', sessionId: 's1', turns: 1, costUsd: 0.1 } })
+      expect(restate.requests[0]?.headers['idempotency-key']).toMatch(/^admission-/)
     })
 
     it('?wait=true maps a cancelled run to 409 run_cancelled and a terminal failure to 500 run_failed', async () => {
-      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 202, body: { invocationId: 'inv_4' } })
+      restate.on(`POST ${ADMISSION_PATH}/admit`, { status: 200, body: { outcome: 'admitted', invocationId: 'inv_4', queued: false } })
       restate.on('GET /restate/invocation/inv_4/attach', { status: 409, body: { code: 409, message: 'Cancelled', source: 'invocation' } })
       const cancelled = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
       expect(cancelled.statusCode).toBe(409)
@@ -130,17 +120,19 @@ describe('routes against a stand-in Restate', () => {
     })
 
     it('maps an unexpected Restate error (service not registered) to 502 restate_error', async () => {
-      restate.on(`POST ${SESSION_PATH}/run/send`, { status: 404, body: { message: 'service session not found' } })
+      restate.on(`POST ${ADMISSION_PATH}/admit`, { status: 404, body: { message: 'service admission not found' } })
       const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(502)
-      expect(response.json().error).toEqual({ code: 'restate_error', message: 'Restate answered 404: service session not found' })
+      expect(response.json().error).toEqual({ code: 'restate_error', message: 'Restate answered 404: service admission not found' })
     })
   })
 
   describe('GET /v1/sessions/:sessionId', () => {
-    it("returns the session under the user's id with signed answer links", async () => {
+    const ended = view({ status: 'completed', invocation: { invocationId: 'inv_1', status: 'completed', startedAt: 1, endedAt: 2 } })
+
+    it("returns the session under the user's id with signed answer links, from the session's own handlers only", async () => {
       restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
-      restate.on('POST /admin/query', sqlTables({ sys_invocation: [{ status: 'running' }] }))
+      restate.on(`POST ${ADMISSION_PATH}/failedRun`, { status: 200, body: null })
       const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(200)
       const body = response.json()
@@ -158,15 +150,14 @@ describe('routes against a stand-in Restate', () => {
         invocation: expected.invocation,
         pending: [{ ...expected.pending[0], answerUrl: `http://gateway.test/v1/awakeables/sign_1q%2Fx/resolve?token=${signAnswerToken(testConfig().answerSecret, 'sign_1q/x')}` }],
       })
-      expect(restate.requests[0]?.body).toEqual({ limit: 50 })
+      expect(restate.requests.map((request) => [request.path, request.body])).toEqual([[`${SESSION_PATH}/get`, { limit: 50 }], [`${ADMISSION_PATH}/failedRun`, KEY_OF_A]])
     })
 
     it('passes the page asked for, validated', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
-      restate.on('POST /admin/query', sqlTables({ sys_invocation: [{ status: 'running' }] }))
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: ended })
       const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1?turnsAfter=40&limit=20', headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(200)
-      expect(restate.requests[0]?.body).toEqual({ turnsAfter: 40, limit: 20 })
+      expect(restate.requests.map((request) => request.body)).toEqual([{ turnsAfter: 40, limit: 20 }])
       for (const query of ['limit=0', 'limit=201', 'turnsAfter=-1', 'turnsAfter=x', 'page=2']) {
         const bad = await app.inject({ method: 'GET', url: `/v1/sessions/s1?${query}`, headers: bearer(KEY_A) })
         expect(bad.statusCode, query).toBe(400)
@@ -174,24 +165,38 @@ describe('routes against a stand-in Restate', () => {
       }
     })
 
-    it('reports suspended (status and invocation) while Restate has suspended the running invocation', async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
-      restate.on('POST /admin/query', sqlTables({ sys_invocation: [{ status: 'suspended' }] }))
+    it('reads a session whose run ended with one call, and never asks the admin API', async () => {
+      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: ended })
       const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
-      expect(response.json()).toMatchObject({ status: 'suspended', invocation: { invocationId: 'inv_1', status: 'suspended', startedAt: 1 } })
-      expect(sqlQueries(restate)).toEqual(["SELECT status FROM sys_invocation WHERE id = 'inv_1'"])
+      expect(response.json()).toMatchObject({ status: 'completed', invocation: { status: 'completed' } })
+      expect(restate.requests.map((request) => request.path)).toEqual([`${SESSION_PATH}/get`])
     })
 
-    it("keeps the session's own status when the invocation ended or the admin API does not answer", async () => {
-      restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view({ status: 'completed', invocation: { invocationId: 'inv_1', status: 'completed', startedAt: 1, endedAt: 2 } }) })
-      const ended = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
-      expect(ended.json()).toMatchObject({ status: 'completed', invocation: { status: 'completed' } })
-      expect(sqlQueries(restate)).toEqual([])
+    it('a read racing the end of a run that completed reports it running or completed, never killed', async () => {
+      // The first read saw the record while the run was finishing; the run has completed since (no failure recorded).
       restate.on(`POST ${SESSION_PATH}/get`, { status: 200, body: view() })
-      restate.on('POST /admin/query', { status: 500, body: { message: 'query engine down' } })
-      const unknown = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
-      expect(unknown.statusCode).toBe(200)
-      expect(unknown.json()).toMatchObject({ status: 'waiting', invocation: { status: 'running' } })
+      restate.on(`POST ${ADMISSION_PATH}/failedRun`, { status: 200, body: null })
+      const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
+      expect(response.json()).toMatchObject({ status: 'waiting', invocation: { invocationId: 'inv_1', status: 'running' } })
+      expect(restate.requests.some((request) => request.path.startsWith('/admin'))).toBe(false)
+    })
+
+    it('reports interrupted and killed for a run that ended with an error without recording it, after reading the session again', async () => {
+      let reads = 0
+      restate.on(`POST ${SESSION_PATH}/get`, () => ({ status: 200, body: ++reads === 1 ? view() : view({ status: 'running' }) }))
+      restate.on(`POST ${ADMISSION_PATH}/failedRun`, { status: 200, body: 'inv_1' })
+      const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
+      expect(response.json()).toMatchObject({ status: 'interrupted', invocation: { invocationId: 'inv_1', status: 'killed' } })
+      expect(restate.requests.map((request) => request.path)).toEqual([`${SESSION_PATH}/get`, `${ADMISSION_PATH}/failedRun`, `${SESSION_PATH}/get`])
+    })
+
+    it('a run that recorded its failure while the read went on reads as it recorded it', async () => {
+      let reads = 0
+      const failed = view({ status: 'failed', invocation: { invocationId: 'inv_1', status: 'failed', startedAt: 1, endedAt: 3, error: 'tool_failed: x' } })
+      restate.on(`POST ${SESSION_PATH}/get`, () => ({ status: 200, body: ++reads === 1 ? view() : failed }))
+      restate.on(`POST ${ADMISSION_PATH}/failedRun`, { status: 200, body: 'inv_1' })
+      const response = await app.inject({ method: 'GET', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
+      expect(response.json()).toMatchObject({ status: 'failed', invocation: { invocationId: 'inv_1', status: 'failed' } })
     })
 
     it('404 session_not_found when the key never ran; another key sees another object', async () => {
@@ -237,37 +242,30 @@ describe('routes against a stand-in Restate', () => {
     const id = 'sign_1q/x'
     const url = `/v1/awakeables/${encodeURIComponent(id)}/resolve`
     const resumer = `/resumer/${encodeURIComponent(id)}`
-    const record: QuestionRecord = { awakeableId: id, sessionKey: KEY_OF_A, kind: 'ask_user', question: 'Which one?', createdAt: 5, state: 'open' }
 
-    const stored = (value: QuestionRecord | QuestionTombstone) => sqlTables({ state: [{ value_utf8: JSON.stringify(value) }] })
-
-    it("answers with the API key of the owning tenant, the owner read from the resumer's state (no handler)", async () => {
-      restate.on('POST /admin/query', stored(record))
-      restate.on(`POST ${resumer}/answer/send`, { status: 200, body: { invocationId: 'inv_answer' } })
-      restate.on('GET /restate/invocation/inv_answer/attach', { status: 200, body: { outcome: 'answered', sessionKey: KEY_OF_A } })
+    it("answers with the API key in one call to the resumer, which checks the owner is the key's tenant", async () => {
+      restate.on(`POST ${resumer}/answer`, { status: 200, body: { outcome: 'answered', sessionKey: KEY_OF_A } })
       const response = await app.inject({ method: 'POST', url, payload: { answer: { choice: 'a' } }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ id, status: 'answered' })
-      expect(restate.requests.find((request) => request.path.endsWith('/answer/send'))?.body).toEqual({ answer: { choice: 'a' } })
-      expect(sqlQueries(restate)).toEqual([`SELECT value_utf8 FROM state WHERE service_name = 'resumer' AND service_key = '${id}' AND key = 'question'`])
-      expect(restate.requests.some((request) => request.path.endsWith('/describe'))).toBe(false)
+      expect(restate.requests.map((request) => [request.path, request.body])).toEqual([[`${resumer}/answer`, { answer: { choice: 'a' }, owner: `${tenantOf(KEY_A)}~` }]])
     })
 
-    it("404 for another tenant's question, without answering it", async () => {
-      restate.on('POST /admin/query', stored(record))
+    it("404 for another tenant's question (the resumer answers unknown to that owner)", async () => {
+      restate.on(`POST ${resumer}/answer`, (request) => ({ status: 200, body: (request.body as { owner?: string }).owner === `${tenantOf(KEY_A)}~` ? { outcome: 'answered' } : { outcome: 'unknown' } }))
       const response = await app.inject({ method: 'POST', url, payload: { answer: 'a' }, headers: bearer(KEY_B) })
       expect(response.statusCode).toBe(404)
       expect(response.json().error.code).toBe('question_not_found')
-      expect(restate.requests.some((request) => request.path.endsWith('/answer/send'))).toBe(false)
     })
 
-    it('404 when the resumer does not know the question', async () => {
-      restate.on('POST /admin/query', sqlTables({ state: [] }))
+    it('answers 202 accepted when the resumer does not answer in time (no services process up)', async () => {
+      restate.on(`POST ${resumer}/answer`, async () => new Promise(() => undefined))
       const response = await app.inject({ method: 'POST', url, payload: { answer: 'a' }, headers: bearer(KEY_A) })
-      expect(response.statusCode).toBe(404)
+      expect(response.statusCode).toBe(202)
+      expect(response.json()).toEqual({ id, status: 'accepted' })
     })
 
-    it('answers with a token alone and maps the outcomes', async () => {
+    it('answers with a token alone (no owner checked) and maps the outcomes', async () => {
       const token = signAnswerToken(testConfig().answerSecret, id)
       const cases = [
         ['unknown', 404, 'question_not_found'],
@@ -276,19 +274,16 @@ describe('routes against a stand-in Restate', () => {
         ['closed', 409, 'question_closed'],
       ] as const
       for (const [outcome, status, code] of cases) {
-        restate.on(`POST ${resumer}/answer/send`, { status: 200, body: { invocationId: 'inv_answer' } })
-        restate.on('GET /restate/invocation/inv_answer/attach', { status: 200, body: { outcome } })
+        restate.on(`POST ${resumer}/answer`, { status: 200, body: { outcome } })
         const response = await app.inject({ method: 'POST', url: `${url}?token=${token}`, payload: { answer: 'a' } })
         expect(response.statusCode, outcome).toBe(status)
         expect(response.json().error.code).toBe(code)
       }
-      expect(sqlQueries(restate)).toEqual([])
+      expect(restate.requests.map((request) => request.body)).toEqual(cases.map(() => ({ answer: 'a' })))
     })
 
-    it('409 question_closed, naming the reason, for a question whose run ended (its tombstone still names the owner)', async () => {
-      restate.on('POST /admin/query', stored({ sessionKey: KEY_OF_A, state: 'closed', reason: 'cancelled', endedAt: 9 }))
-      restate.on(`POST ${resumer}/answer/send`, { status: 200, body: { invocationId: 'inv_answer' } })
-      restate.on('GET /restate/invocation/inv_answer/attach', { status: 200, body: { outcome: 'closed', reason: 'cancelled', sessionKey: KEY_OF_A } })
+    it('409 question_closed, naming the reason, for a question whose run ended', async () => {
+      restate.on(`POST ${resumer}/answer`, { status: 200, body: { outcome: 'closed', reason: 'cancelled', sessionKey: KEY_OF_A } })
       const response = await app.inject({ method: 'POST', url, payload: { answer: 'late' }, headers: bearer(KEY_A) })
       expect(response.statusCode).toBe(409)
       expect(response.json().error).toEqual({ code: 'question_closed', message: `question ${id} is closed: its run was cancelled` })

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createRestateClient } from '../../ingress-gateway/restate-client'
-import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
+import { connectIngress, heldCall } from '../../ingress-gateway/restate-ingress'
+import { tenantOf } from '../../ingress-gateway/tenancy'
 import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
 import { bearer, KEY_A, testGateway } from './helpers/gateway'
 
@@ -23,7 +23,7 @@ function runEndingAtAttach(restate: FakeRestate, attempts: number): void {
 
 const attaches = (restate: FakeRestate): number => restate.requests.filter((request) => request.path === ATTACH_PATH).length
 
-describe('attach to a long run', () => {
+describe('held calls: an attach to a long run', () => {
   let restate: FakeRestate
   beforeAll(async () => {
     restate = await startFakeRestate()
@@ -35,18 +35,21 @@ describe('attach to a long run', () => {
     restate.requests.length = 0
   })
 
-  it('re-attaches each time one attach is held for attachTimeoutMs, until the run ends', async () => {
+  const attach = (renewMs: number, signal: AbortSignal = new AbortController().signal) => {
+    const ingress = connectIngress(restate.url)
+    return heldCall(held => ingress.until(held).result({ invocationId: 'inv_long', status: 'Accepted', attachable: true }), signal, renewMs)
+  }
+
+  it('re-attaches each time one attach is held for its renewal time, until the run ends', async () => {
     runEndingAtAttach(restate, 3)
-    const client = createRestateClient({ ingressUrl: restate.url, adminUrl: restate.url }, { attachTimeoutMs: 300 })
-    await expect(client.attach('inv_long')).resolves.toEqual(RESULT)
+    await expect(attach(300)).resolves.toEqual(RESULT)
     // At least the three the run needs: on a loaded machine an answer can take longer than the renewal itself.
     expect(attaches(restate)).toBeGreaterThanOrEqual(3)
   })
 
   it("stops re-attaching when the caller's signal aborts", async () => {
     runEndingAtAttach(restate, Number.POSITIVE_INFINITY)
-    const client = createRestateClient({ ingressUrl: restate.url, adminUrl: restate.url }, { attachTimeoutMs: 100 })
-    await expect(client.attach('inv_long', AbortSignal.timeout(250))).rejects.toMatchObject({ code: 'restate_unavailable' })
+    await expect(attach(100, AbortSignal.timeout(250))).rejects.toMatchObject({ code: 'restate_unavailable' })
     const made = attaches(restate)
     await sleep(300)
     expect(attaches(restate)).toBe(made)
@@ -54,8 +57,7 @@ describe('attach to a long run', () => {
 
   it('POST …/prompts?wait=true holds the request across re-attaches and returns the result', async () => {
     runEndingAtAttach(restate, 3)
-    restate.on('POST /admin/query', { status: 200, body: { rows: [] } })
-    restate.on(`POST /session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 's1'))}/run/send`, { status: 202, body: { invocationId: 'inv_long', status: 'Accepted' } })
+    restate.on(`POST /admission/${tenantOf(KEY_A)}/admit`, { status: 200, body: { outcome: 'admitted', invocationId: 'inv_long', queued: false } })
     const app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, attachTimeoutMs: 300 })
     const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
     await app.close()

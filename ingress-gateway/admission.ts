@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto'
+import * as clients from '@restatedev/restate-sdk-clients'
+import { admissionInterface } from '../services/admission/admission-contract'
+import type { AdmissionRefusal, PromptAdmission, PromptAdmissionRequest, SteeringAdmission, SteeringAdmissionRequest } from '../services/admission/admission-contract'
+import { GatewayError } from './errors'
+import { answeredWithin, heldCall } from './restate-ingress'
+import type { RestateIngress } from './restate-ingress'
+import { BUSY_RETRY_AFTER_SECONDS } from './tenant-limits'
+
+/**
+ * The default of how long a prompt or a message waits for the tenant's admission to answer. Past it no services
+ * process is taking work (they are down or restarting): Restate keeps the request, admits it when they are back, and
+ * the client is answered 202 without an id.
+ */
+export const ADMISSION_WAIT_MS = 10_000
+
+/** How a request waits for its admission: up to `waitMs`, or held until it answers (`?wait=true`). */
+export type AdmissionWait = { kind: 'bounded'; waitMs: number } | { kind: 'held'; signal: AbortSignal; renewMs: number }
+
+/** Admits a prompt in `admission/<tenant>`: its run's id and whether it is queued; undefined when the admission did not answer in time. */
+export async function admitPrompt(ingress: RestateIngress, tenant: string, request: PromptAdmissionRequest, wait: AdmissionWait): Promise<{ invocationId: string; queued: boolean } | undefined> {
+  const admission = await ask<PromptAdmission>(wait, options => ingress.client.client(admissionInterface, tenant).admit(request, clients.rpc.opts(options)))
+  if (admission === undefined || admission.outcome === 'admitted') return admission
+  throw refusalError(admission)
+}
+
+/** Saves a steering message through `admission/<tenant>`: its id; undefined when the admission did not answer in time. */
+export async function admitSteering(ingress: RestateIngress, tenant: string, request: SteeringAdmissionRequest, waitMs: number): Promise<string | undefined> {
+  const admission = await ask<SteeringAdmission>({ kind: 'bounded', waitMs }, options => ingress.client.client(admissionInterface, tenant).steer(request, clients.rpc.opts(options)))
+  if (admission === undefined || admission.outcome === 'saved') return admission?.messageId
+  throw refusalError(admission)
+}
+
+type CallOptions = { timeout: number } | { signal: AbortSignal; idempotencyKey: string }
+
+/**
+ * Calls the admission. Bounded: undefined when it has not answered within the wait (the call stays in Restate).
+ * Held: with an idempotency key of its own, so each renewal attaches to the same admission instead of asking again.
+ */
+async function ask<T>(wait: AdmissionWait, call: (options: CallOptions) => PromiseLike<T>): Promise<T | undefined> {
+  if (wait.kind === 'held') {
+    const idempotencyKey = `admission-${randomUUID()}`
+    return heldCall(signal => call({ signal, idempotencyKey }), wait.signal, wait.renewMs)
+  }
+  return answeredWithin(wait.waitMs, call)
+}
+
+function refusalError(refusal: AdmissionRefusal): GatewayError {
+  if (refusal.outcome === 'idempotency_key_reused') {
+    return new GatewayError('idempotency_key_reused', 'this Idempotency-Key was used before on this session with another body; the first request stands (use a new key for a new request)')
+  }
+  return new GatewayError('too_many_runs', `this API key already has ${refusal.maxRuns} runs running or queued; wait for one to end`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
+}
