@@ -1,22 +1,30 @@
 import * as restate from '@restatedev/restate-sdk'
-import { readSessionHeader, readSessionRuns, readSessionTurns } from 'zidane/restate'
+import { readSessionRuns, SESSION_STATE_KEY, sessionTurnStateKey } from 'zidane/restate'
+import type { StoredSessionHeader } from 'zidane/restate'
+import type { SessionTurn } from 'zidane/session'
 import type { SessionChanges, SessionChangesRequest } from '../event-log/event-log-contract'
 
-/** Most new turns one `changes` answer holds: the log reads on from there. */
-export const MAX_CHANGES_TURNS = 200
+/** Most run records and most new turns one `changes` answer holds: the log reads on from there. */
+export const MAX_CHANGES = 200
 
 /**
- * What the shared `changes` handler returns to the session's event log: the turns and run records it asks for, read
- * beside a running run. The header is read before and after them: equal counts mean no write landed in between (every
- * turn append and run-record write rewrites the header after its own key), so they are one consistent state.
+ * What the shared `changes` handler returns to the session's event log, read beside a running run in two round
+ * trips: the run records first, then the turns with the header. A run record read as ended was written after its
+ * run's last turn, so those turns are in the second read (up to its size); a turn of a run whose record the first read
+ * did not see is the log's to leave for its next read.
  */
 export async function readSessionChanges(ctx: restate.ObjectSharedContext, request: SessionChangesRequest): Promise<SessionChanges> {
-  const before = await readSessionHeader(ctx)
-  if (!before) return { turnCount: 0, runCount: 0, turns: [], runsFrom: request.runsFrom, runs: [], stable: true }
-  const limit = Math.min(MAX_CHANGES_TURNS, Math.max(1, Math.floor(request.limit)))
-  const runs = await readSessionRuns(ctx, request.runsFrom, before.runCount, restate.RestatePromise)
-  const turns = await readSessionTurns(ctx, request.turnsFrom, Math.min(before.turnCount, Math.max(request.turnsFrom, request.newFrom) + limit), restate.RestatePromise)
-  const after = await readSessionHeader(ctx)
-  const stable = after?.turnCount === before.turnCount && after.runCount === before.runCount
-  return { turnCount: before.turnCount, runCount: before.runCount, turns, runsFrom: request.runsFrom, runs, stable }
+  const runs = await readSessionRuns(ctx, request.runsFrom, request.runsFrom + clamp(request.runs), restate.RestatePromise)
+  const wanted = Math.max(request.turnsFrom, request.newFrom) + clamp(request.turns) - request.turnsFrom
+  // The turns and the header in one round trip: a shared context's reads are durable promises, joined durably.
+  const read = <T>(key: string): restate.RestatePromise<T | null> => ctx.get<T>(key) as unknown as restate.RestatePromise<T | null>
+  const values: unknown[] = await restate.RestatePromise.all([...Array.from({ length: wanted }, (_, offset) => read<SessionTurn>(sessionTurnStateKey(request.turnsFrom + offset))), read<StoredSessionHeader>(SESSION_STATE_KEY)])
+  const header = values.pop() as StoredSessionHeader | null
+  const missing = values.findIndex(value => value == null)
+  const turns = (missing === -1 ? values : values.slice(0, missing)) as SessionTurn[]
+  return { runsFrom: request.runsFrom, runs, turns, moreTurns: missing === -1, turnCount: header?.turnCount ?? 0, runCount: header?.runCount ?? 0 }
+}
+
+function clamp(count: number): number {
+  return Math.min(MAX_CHANGES, Math.max(1, Math.floor(count)))
 }

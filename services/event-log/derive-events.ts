@@ -16,45 +16,52 @@ interface Step { position: number; rank: number; index: number; apply: (recorder
 /**
  * The events of the session's state that the log does not hold yet, and the cursor after them. It replays the
  * session's writes to the same {@link EventRecorder} the runs use, in the order they happened: a run starts before
- * its first turn (`baseTurnCount`), its turns follow in order, and it ends after its last turn. A pure function of
- * the state: the log gets the same events whatever the moments it is synced at.
+ * its first turn, its turns follow in order, and it ends after its last turn. A pure function of the state: the log
+ * gets the same events whatever the moments it is synced at.
  *
- * Every turn up to `turnCount` and every run record below `runCount` were written before the header `changes` read
- * first, so their events are certain even when writes landed while they were read. What is not: a run record read
- * as ended may have ended after that header, with turns past the page. So a run's end waits for changes that are
- * `stable` (no write landed) and reach the last turn, unless a later run has started (runs of a session follow each
- * other: the earlier one ended, all its turns written, before the later one's record was).
+ * `changes` read the run records before the turns, so a run read as ended has all its turns in the page, unless the
+ * page stopped at the size asked for (`moreTurns`) short of the header's count: then its end waits for a later page,
+ * unless a later run has started (runs of a session follow each other). Turns of a run whose record was not read (it
+ * started after the records were read) wait for the next read too.
  */
 export function deriveEvents(cursor: EventCursor, changes: SessionChanges): { events: NewSessionEvent[]; cursor: EventCursor } {
-  const end = cursor.from + changes.turns.length
-  const partial = !changes.stable || end < changes.turnCount
+  const known = new Set(changes.runs.map(run => run.id))
+  const fresh = readable(changes.turns.slice(cursor.turns - cursor.from), known)
+  const turns = [...changes.turns.slice(0, cursor.turns - cursor.from), ...fresh]
+  const end = cursor.turns + fresh.length
+  // The page stopped at the size asked for, short of the turns the header counts: a run's last turns may lie past it.
+  const partial = changes.moreTurns && fresh.length === changes.turns.length - (cursor.turns - cursor.from) && end < changes.turnCount
   const recorder = new EventRecorder({ depth: 0 })
   const runAt = (index: number): SessionRun | undefined => changes.runs[index - changes.runsFrom]
   const open = cursor.open.flatMap(index => { const run = runAt(index); return run ? [{ index, run }] : [] })
-  recorder.seed({ runs: open.map(({ run }) => running(run)), turns: changes.turns.slice(0, cursor.turns - cursor.from) })
+  recorder.seed({ runs: open.map(({ run }) => running(run)), turns: turns.slice(0, cursor.turns - cursor.from) })
   const steps: Step[] = []
-  const started: number[] = []
+  const started = new Map<number, number>()
   let runs = cursor.runs
-  for (; runs < changes.runsFrom + changes.runs.length; runs++) {
-    const run = runAt(runs)
-    if (!run) break
+  for (; runAt(runs); runs++) {
+    const run = runAt(runs) as SessionRun
     if (!isTopLevel(run)) continue
-    const position = startPosition(run, cursor, changes.turns) ?? (partial ? undefined : end)
+    const position = startPosition(run, cursor, turns) ?? (partial ? undefined : end)
     if (position === undefined || position > end) break // its start belongs to a later page
     steps.push({ position, rank: 1, index: runs, apply: recorder => recorder.runEvents(meta(running(run))) })
-    started.push(runs)
+    started.set(runs, position)
     open.push({ index: runs, run })
   }
-  const fresh = changes.turns.slice(cursor.turns - cursor.from)
   fresh.forEach((turn, offset) => steps.push({ position: cursor.turns + offset, rank: 2, index: offset, apply: recorder => recorder.turnEvents([turn]) }))
   const newest = Math.max(-1, ...open.map(({ index }) => index))
   const ended = open.filter(({ index, run }) => isEnded(run) && (!partial || index < newest))
-  for (const { index, run } of ended) steps.push({ position: endPosition(run, started.includes(index) ? startPosition(run, cursor, changes.turns) ?? end : cursor.turns, cursor.from, changes.turns), rank: 0, index, apply: recorder => recorder.runEvents(meta(run)) })
+  for (const { index, run } of ended) steps.push({ position: endPosition(run, started.get(index) ?? cursor.turns, cursor.from, turns), rank: 0, index, apply: recorder => recorder.runEvents(meta(run)) })
   steps.sort((left, right) => left.position - right.position || left.rank - right.rank || left.index - right.index)
   const events = steps.flatMap(step => step.apply(recorder))
   const closed = new Set(ended.map(({ index }) => index))
-  const next: EventCursor = { turns: end, runs, open: open.map(({ index }) => index).filter(index => !closed.has(index)), from: firstOpenCall(changes.turns, cursor.from, end) }
+  const next: EventCursor = { turns: end, runs, open: open.map(({ index }) => index).filter(index => !closed.has(index)), from: firstOpenCall(turns, cursor.from, end) }
   return { events, cursor: next }
+}
+
+/** The leading `turns` whose run (or, for a sub-agent's merged turn, whose parent run) is among the records read. */
+function readable(turns: readonly SessionTurn[], known: ReadonlySet<string>): SessionTurn[] {
+  const stop = turns.findIndex(turn => !known.has(turn.runId.split('/')[0] ?? turn.runId))
+  return stop === -1 ? [...turns] : turns.slice(0, stop)
 }
 
 /**

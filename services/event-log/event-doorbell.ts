@@ -75,6 +75,7 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
     const request = lane.wanted
     lane.wanted = undefined
     lane.calling = true
+    lane.lastCallMs = performance.now() // the window runs from a call's start: a slow sync does not widen it
     calls += 1
     try {
       await call(logKey, request ?? {})
@@ -82,7 +83,6 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
       options.onError?.(error)
     } finally {
       lane.calling = false
-      lane.lastCallMs = performance.now()
       schedule(logKey, lane)
     }
   }

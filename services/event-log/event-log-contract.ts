@@ -41,22 +41,24 @@ export interface SyncEventsRequest { turns?: number; runs?: number }
 export interface EventCursor { turns: number; runs: number; open: number[]; from: number }
 
 /**
- * Input of the session's shared `session/<key>/changes`: the turns from `turnsFrom` (the log reads again those from
- * `turnsFrom` to `newFrom`, which hold calls still open) to at most `limit` past `newFrom`, and the runs from `runsFrom`.
+ * Input of the session's shared `session/<key>/changes`: at most `runs` run records from `runsFrom`, then the turns
+ * from `turnsFrom` (the log reads again those before `newFrom`, which hold calls still open) and at most `turns` past
+ * `newFrom`.
  */
-export interface SessionChangesRequest { turnsFrom: number; newFrom: number; limit: number; runsFrom: number }
+export interface SessionChangesRequest { runsFrom: number; runs: number; turnsFrom: number; newFrom: number; turns: number }
 
 /**
- * Output of `session/<key>/changes`: the session's turn and run counts, the turns and run records asked for (up to
- * those counts), and whether the counts were the same after they were read (`stable`: no write landed in between).
+ * Output of `session/<key>/changes`: the run records and turns asked for that exist (each range ends at its first
+ * missing key; `moreTurns` when it ended at the size asked for instead), then the header's counts, read with the turns.
+ * The run records are read before the turns: a run read as ended wrote all its turns before the turns were read.
  */
 export interface SessionChanges {
-  turnCount: number
-  runCount: number
-  turns: SessionTurn[]
   runsFrom: number
   runs: SessionRun[]
-  stable: boolean
+  turns: SessionTurn[]
+  moreTurns: boolean
+  turnCount: number
+  runCount: number
 }
 
 /** Input of the shared `events/<key>/read`: events with `seq > after`, at most `limit` (default 100, at most 500). */

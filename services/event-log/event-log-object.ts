@@ -29,8 +29,10 @@ async function append(ctx: restate.ObjectContext, request: AppendEventsRequest):
   return appendToLog(ctx, request.events)
 }
 
-/** Turns one `changes` call asks for. */
-const SYNC_PAGE_TURNS = 100
+/** New turns and run records one `changes` call asks for when nothing says how many there are (a journaled sync). */
+const DEFAULT_READ = 16
+/** Most new turns one `changes` call asks for. */
+const MAX_READ = 100
 /** Reads of the session one sync makes at most (pages, and reads again of a state a write was landing in). */
 const MAX_SYNC_READS = 20
 /** Pause before reading again a state that is behind the doorbell's counts (its write is not readable yet). */
@@ -49,13 +51,18 @@ function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request:
     let cursor = (await ctx.get<EventCursor>(EVENT_CURSOR_STATE_KEY)) ?? EMPTY_CURSOR
     const start = cursor
     let count = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
+    // What the session holds, as far as this sync knows: the doorbell's counts, then the header's at each read.
+    let held = { turns: request?.turns ?? cursor.turns + DEFAULT_READ, runs: request?.runs ?? cursor.runs + DEFAULT_READ }
     for (let reads = 1; reads <= MAX_SYNC_READS; reads++) {
-      const changes: SessionChanges = await ctx.objectClient(Session, ctx.key).changes({ turnsFrom: cursor.from, newFrom: cursor.turns, limit: SYNC_PAGE_TURNS, runsFrom: firstRunToRead(cursor) })
+      const runsFrom = firstRunToRead(cursor)
+      const changes: SessionChanges = await ctx.objectClient(Session, ctx.key).changes({ runsFrom, runs: Math.max(1, held.runs - runsFrom), turnsFrom: cursor.from, newFrom: cursor.turns, turns: Math.min(MAX_READ, Math.max(1, held.turns - cursor.turns)) })
       const derived = deriveEvents(cursor, changes)
       if (derived.events.length > 0) count = await appendToLog(ctx, derived.events)
       cursor = derived.cursor
-      if (changes.turnCount < (request?.turns ?? 0) || changes.runCount < (request?.runs ?? 0)) await ctx.sleep(BEHIND_PAUSE_MS)
-      else if (cursor.turns >= changes.turnCount) break // what a write after this read holds, its own ring brings
+      const behind = changes.turnCount < (request?.turns ?? 0) || changes.runCount < (request?.runs ?? 0)
+      if (!behind && cursor.turns >= changes.turnCount && cursor.runs >= changes.runCount) break // a later write's ring brings what follows
+      held = { turns: Math.max(changes.turnCount, request?.turns ?? 0), runs: Math.max(changes.runCount, request?.runs ?? 0) }
+      if (behind) await ctx.sleep(BEHIND_PAUSE_MS)
     }
     if (cursor !== start) ctx.set(EVENT_CURSOR_STATE_KEY, cursor)
     return count

@@ -72,24 +72,17 @@ async function killedAndHealed(): Promise<{ expected: NewSessionEvent[]; snapsho
   return { expected, snapshots }
 }
 
-/** What the session's `changes` handler answers for `cursor` on `state`. */
-function changesOf(state: Snapshot, cursor: EventCursor, limit: number, stable = true): SessionChanges {
-  const runsFrom = firstRunToRead(cursor)
-  const to = Math.min(state.turns.length, cursor.turns + limit)
-  return { turnCount: state.turns.length, runCount: state.runs.length, turns: state.turns.slice(cursor.from, to), runsFrom, runs: state.runs.slice(runsFrom), stable }
-}
-
 /**
- * What `changes` answers when a write lands while it reads: the header (counts, turns) of `before`, the run records as
- * `after` holds them (read later), `stable` only when the counts did not move.
+ * What the session's `changes` handler answers for `cursor`: the run records as `runsAt` holds them (read first), the
+ * turns and counts as `turnsAt` holds them (read after, at the same state or a later one), at most `limit` new turns.
  */
-function tornChanges(before: Snapshot, after: Snapshot, cursor: EventCursor, limit: number): SessionChanges {
-  const read = changesOf(before, cursor, limit)
-  const stable = before.turns.length === after.turns.length && before.runs.length === after.runs.length
-  return { ...read, runs: after.runs.slice(read.runsFrom, before.runs.length), stable }
+function changesOf(turnsAt: Snapshot, cursor: EventCursor, limit: number, runsAt: Snapshot = turnsAt): SessionChanges {
+  const runsFrom = firstRunToRead(cursor)
+  const to = Math.min(turnsAt.turns.length, cursor.turns + limit)
+  return { runsFrom, runs: runsAt.runs.slice(runsFrom), turns: turnsAt.turns.slice(cursor.from, to), moreTurns: to === cursor.turns + limit, turnCount: turnsAt.turns.length, runCount: turnsAt.runs.length }
 }
 
-/** Syncs the log at each write, each read torn by the next write, then at the end until it has caught up. */
+/** Syncs the log at each write, its turns read after the next write landed, then at the end until it has caught up. */
 function syncTorn(states: readonly Snapshot[], limit = 100): NewSessionEvent[] {
   const log: NewSessionEvent[] = []
   let cursor = EMPTY_CURSOR
@@ -98,9 +91,9 @@ function syncTorn(states: readonly Snapshot[], limit = 100): NewSessionEvent[] {
     log.push(...derived.events)
     cursor = derived.cursor
   }
-  states.forEach((state, index) => sync(tornChanges(state, states[index + 1] ?? state, cursor, limit)))
+  states.forEach((state, index) => sync(changesOf(states[index + 1] ?? state, cursor, limit, state)))
   const last = states.at(-1) as Snapshot
-  do sync(changesOf(last, cursor, limit)); while (cursor.turns < last.turns.length)
+  do sync(changesOf(last, cursor, limit)); while (cursor.turns < last.turns.length || cursor.open.length > 0)
   return log
 }
 
@@ -150,13 +143,15 @@ describe('events derived from the session state', () => {
     expect(syncAt(snapshots, 1)).toEqual(expected)
   })
 
-  it('wait for a stable read to end the newest run, and end an older one at once', async () => {
+  it('leave the turns of a run whose record was not read yet, and its start, to the next read', async () => {
     const { expected, snapshots } = await recordedSession()
-    const unstable = deriveEvents(EMPTY_CURSOR, changesOf(snapshots.at(-1) as Snapshot, EMPTY_CURSOR, 100, false))
-    expect(unstable.events).toEqual(expected.slice(0, -1)) // the first run ended before the second started
-    expect(unstable.cursor.open).toEqual([1])
-    const stable = deriveEvents(unstable.cursor, changesOf(snapshots.at(-1) as Snapshot, unstable.cursor, 100))
-    expect(stable.events).toEqual(expected.slice(-1))
+    const secondStarted = snapshots.findIndex(state => state.runs.length === 2)
+    const before = snapshots[secondStarted - 1] as Snapshot
+    const torn = deriveEvents(EMPTY_CURSOR, changesOf(snapshots.at(-1) as Snapshot, EMPTY_CURSOR, 100, before))
+    expect(torn.events).toEqual(expected.slice(0, 12)) // the first run, ended
+    expect(torn.cursor).toMatchObject({ turns: before.turns.length, runs: 1, open: [] })
+    const rest = deriveEvents(torn.cursor, changesOf(snapshots.at(-1) as Snapshot, torn.cursor, 100))
+    expect(rest.events).toEqual(expected.slice(12))
   })
 
   it('keeps a run open until the page that reaches its last turn, and reads again the turn of a call still open', async () => {
