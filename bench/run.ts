@@ -7,6 +7,7 @@ import path from 'node:path'
 import { measureClusterVsSingle } from './cluster-vs-single'
 import { measureConcurrentSessions } from './concurrent-sessions'
 import { measureDurabilityOverhead } from './durability-overhead'
+import { measureEventLatency } from './event-latency'
 import { measureHostileTenant } from './hostile-tenant'
 import { measureKillToResumed } from './kill-resume'
 import { measureLargeOutputs } from './large-outputs'
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     { name: '9 cluster against single node (full stack)', run: async () => measureClusterVsSingle(options, report) },
     { name: '10 session log (full stack)', run: async () => measureSessionLog(options, report) },
     { name: '11 hostile tenant (full stack)', run: async () => measureHostileTenant(options, report) },
+    { name: '12 durable event latency', run: async target => measureEventLatency(target, options, report) },
   ]
   try {
     await server.serve([...benchServices])

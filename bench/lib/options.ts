@@ -15,6 +15,11 @@ export interface BenchOptions {
   sqlite: { runs: number; runsPerSession: number; opens: number; largeRounds: number }
   /** Section 7: runs of the 5 MB tool output on Restate, and how long the 40 MB invocation is watched. */
   largeOutputs: { rounds: number; watchMs: number }
+  /**
+   * Section 12: sessions running at once, each followed by a viewer, tool turns of each run and its model's delay per
+   * turn, and rounds (each runs both event-log designs once).
+   */
+  eventLatency: { sessions: number; toolTurns: number; modelDelayMs: number; rounds: number }
   /** Section 8: sessions streaming at once, tokens each, and the model server's interval between tokens. */
   live: { sessions: number; tokens: number; intervalMs: number }
   /**
@@ -48,6 +53,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     sqlite: quick ? { runs: 10_000, runsPerSession: 10, opens: 500, largeRounds: 3 } : { runs: 10_000, runsPerSession: 10, opens: 2000, largeRounds: 8 },
     largeOutputs: quick ? { rounds: 2, watchMs: 3000 } : { rounds: 5, watchMs: 5000 },
     live: quick ? { sessions: 20, tokens: 50, intervalMs: 20 } : { sessions: 20, tokens: 200, intervalMs: 20 },
+    eventLatency: quick ? { sessions: 20, toolTurns: 5, modelDelayMs: 400, rounds: 2 } : { sessions: 20, toolTurns: 5, modelDelayMs: 400, rounds: 6 },
     sessionLog: quick
       ? { longTurns: 1000, warmupRounds: 3, rounds: 6, headerRuns: 200, headerRunsInFlight: 4, viewers: 500, viewerSessions: 100, idleWindowMs: 20_000 }
       : { longTurns: 5000, warmupRounds: 3, rounds: 12, headerRuns: 1000, headerRunsInFlight: 4, viewers: 500, viewerSessions: 100, idleWindowMs: 60_000 },

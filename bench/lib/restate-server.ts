@@ -23,6 +23,8 @@ export const BENCH_RETRY_POLICY = { initialInterval: '50ms', exponentiationFacto
 export interface BenchServer {
   readonly ingressUrl: string
   readonly adminUrl: string
+  /** The node's Prometheus metrics (e.g. `restate_invoker_concurrency_slots_acquired`, invocations started). */
+  readonly metricsUrl: string
   readonly process: ChildProcess
   register(uri: string): Promise<void>
   /** Serves `services` in this process over HTTP/2 (bidirectional streaming) and registers them. */
@@ -72,6 +74,7 @@ export async function startBenchServer(extraEnv: Record<string, string> = {}): P
   const server: BenchServer = {
     ingressUrl,
     adminUrl,
+    metricsUrl: `http://127.0.0.1:${fabricPort}/metrics`,
     process: child,
     register: uri => registerDeployment(adminUrl, uri),
     async serve(services) {

@@ -1,0 +1,98 @@
+import { cpus, loadavg } from 'node:os'
+import type { EventDoorbell } from '../services/event-log/event-doorbell'
+import type { ReadEventsResult, WatchResult } from '../services/event-log/event-log-contract'
+import type { BenchOptions } from './lib/options'
+import { figureOf, single } from './lib/report'
+import type { Report } from './lib/report'
+import type { BenchServer } from './lib/restate-server'
+import type { BenchRunRequest, BenchRunResult } from './lib/restate-services'
+import { useBenchDoorbell } from './lib/restate-services'
+import { summarize } from './lib/stats'
+
+const SECTION = 12
+const INVOCATIONS_COUNTER = 'restate_invoker_concurrency_slots_acquired'
+/** A viewer gives up on a run whose end has not reached it by then. */
+const FOLLOW_TIMEOUT_MS = 60_000
+
+/** The two designs, as the §2 variants name them. */
+const DESIGNS = [
+  { name: 'derived from the session state (the deployment)', eventLog: 'derived' },
+  { name: 'a journaled append per turn boundary (alternative)', eventLog: 'turn-sends' },
+] as const satisfies ReadonlyArray<{ name: string; eventLog: BenchRunRequest['eventLog'] }>
+
+/** What the viewers of one round saw: each event's latency, the reads that brought events, the invocations. */
+interface Seen { latenciesMs: number[]; batches: number; invocations: number; events: number; runs: number; wallMs: number[] }
+
+const emptySeen = (): Seen => ({ latenciesMs: [], batches: 0, invocations: 0, events: 0, runs: 0, wallMs: [] })
+
+/** Sum of a Prometheus counter of the Restate node over its labels. */
+async function counterOf(server: BenchServer, name: string): Promise<number> {
+  const text = await (await fetch(server.metricsUrl)).text()
+  return text.split('\n').filter(line => line.startsWith(`${name}{`) || line.startsWith(`${name} `)).reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0)
+}
+
+/**
+ * Follows the log of `key` as the gateway does: a watch parked in Restate (`event_watch/wait`) until the log grows,
+ * then one read of what is new. Notes, for each event, the time it reached the viewer minus its `at` (the durable
+ * clock at the write that made it: the bench's own clock, the handlers run in this process). Ends at `run:end`.
+ */
+async function follow(server: BenchServer, key: string, seen: Seen): Promise<void> {
+  const deadline = performance.now() + FOLLOW_TIMEOUT_MS
+  let latest = 0
+  while (performance.now() < deadline) {
+    const { body: watched } = await server.call<WatchResult>('event_watch/wait', { key, after: latest, timeoutMs: 30_000 })
+    if (watched.count === null || watched.count <= latest) continue
+    const { body: read } = await server.call<ReadEventsResult>(`events/${key}/read`, { after: latest, limit: 500 })
+    const receivedAt = Date.now()
+    if (read.events.length > 0) seen.batches += 1
+    for (const event of read.events) seen.latenciesMs.push(receivedAt - event.at)
+    seen.events += read.events.length
+    latest = read.events.at(-1)?.seq ?? latest
+    if (read.events.some(event => event.type === 'run:end')) return
+  }
+  throw new Error(`the viewer of ${key} did not see its run end within ${FOLLOW_TIMEOUT_MS} ms`)
+}
+
+/** One round of one design: `sessions` runs at once, each followed by a viewer from before it starts. */
+async function round(server: BenchServer, doorbell: EventDoorbell, options: BenchOptions['eventLatency'], eventLog: BenchRunRequest['eventLog'], tag: string, seen: Seen): Promise<void> {
+  const keys = Array.from({ length: options.sessions }, (_, index) => `latency-${process.pid}-${tag}-${index}`)
+  const before = await counterOf(server, INVOCATIONS_COUNTER)
+  const viewers = keys.map(key => follow(server, key, seen))
+  const request: BenchRunRequest = { toolTurns: options.toolTurns, modelDelayMs: options.modelDelayMs, ...(eventLog ? { eventLog } : {}) }
+  const runs = await Promise.all(keys.map(async key => (await server.call<BenchRunResult>(`BenchAgent/${key}/run`, request)).body))
+  await Promise.all(viewers)
+  await doorbell.idle()
+  // The runs themselves are one invocation each; every other invocation of the round is the event path's.
+  seen.invocations += (await counterOf(server, INVOCATIONS_COUNTER)) - before - keys.length
+  seen.runs += runs.length
+  seen.wallMs.push(...runs.map(run => run.wallMs))
+}
+
+/**
+ * Section 12: how soon a turn's durable events reach a viewer, and what that costs, for the deployment's event log
+ * (derived from the session's state, woken by the doorbell) and for the alternative it was chosen over (a journaled
+ * append of the events per turn boundary), side by side on the bench server, rounds alternating. In each round
+ * `sessions` runs go at once, each followed by a viewer watching and reading its log as the gateway does.
+ */
+export async function measureEventLatency(server: BenchServer, options: BenchOptions, report: Report): Promise<void> {
+  const settings = options.eventLatency
+  const seen = new Map<string, Seen>(DESIGNS.map(design => [design.name, emptySeen()]))
+  const doorbell = useBenchDoorbell(server.ingressUrl)
+  await round(server, doorbell, { ...settings, sessions: 2 }, 'derived', 'warm-up', emptySeen())
+  for (let index = 0; index < settings.rounds; index++) {
+    const order = index % 2 === 0 ? DESIGNS : [...DESIGNS].reverse()
+    for (const design of order) await round(server, doorbell, settings, design.eventLog, `${index}-${design.eventLog}`, seen.get(design.name) ?? emptySeen())
+  }
+  for (const design of DESIGNS) addFigures(report, settings, design.name, seen.get(design.name) ?? emptySeen(), design.eventLog === 'derived')
+  report.notes.push(`§${SECTION} Durable event latency: ${settings.rounds} rounds per design, alternating; in each, ${settings.sessions} scripted runs at once (${settings.toolTurns} tool turns, ${settings.modelDelayMs} ms model delay per turn) on the bench server, each followed by a viewer from before it starts (event_watch/wait, then events/<key>/read, as the gateway follows a session). A latency is the viewer's receipt minus the event's at (the durable clock of the write that made it, this process's clock). Invocations are the node's ${INVOCATIONS_COUNTER} over the round, less the runs. Load average ${loadavg()[0]?.toFixed(1) ?? '?'} on ${cpus().length} cores at the end.`)
+}
+
+function addFigures(report: Report, settings: BenchOptions['eventLatency'], name: string, seen: Seen, deployed: boolean): void {
+  const latency = summarize(seen.latenciesMs)
+  const target = deployed ? { target: { text: 'p99 < 100 ms', met: latency.p99 < 100 } } : {}
+  report.figures.push(
+    figureOf(SECTION, `durable event → viewer, ${settings.sessions} sessions at once: ${name}`, 'ms', latency, { ...target, note: `p99 ${latency.p99.toFixed(1)} ms, ${seen.events} events of ${seen.runs} runs` }),
+    single(SECTION, `invocations per event batch reaching a viewer: ${name}`, 'invocations', seen.invocations / Math.max(1, seen.batches), { note: `${seen.invocations} invocations, ${seen.batches} batches, ${(seen.events / Math.max(1, seen.batches)).toFixed(1)} events a batch` }),
+    figureOf(SECTION, `run wall time under that load: ${name}`, 'ms', summarize(seen.wallMs)),
+  )
+}
