@@ -4,7 +4,7 @@ import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
 interface Pending { id: string; answerUrl: string }
-interface View { status: string; text?: string; pending: Pending[]; invocation?: { status: string }; runs: Array<{ text?: string }> }
+interface View { status: string; text?: string; pending: Pending[]; invocation?: { invocationId: string; status: string }; runs: Array<{ text?: string }> }
 interface ErrorBody { error: { code: string; message: string } }
 interface JournalEntry { index: number; entry_type: string; entry_json: string }
 
@@ -122,11 +122,15 @@ describe('questions, suspension and a stopped services process', () => {
     expect(cleanup).toEqual([{ status: 'scheduled' }])
   })
 
-  it('a run parked on a question shows suspended once Restate suspends it, and completes when answered', async () => {
+  it("a run parked on a question lists it while Restate suspends the run; the read is the session's own, and it completes when answered", async () => {
     expect((await prompt('parked', 'ask: still there?')).status).toBe(202)
-    const suspended = await statusIs('parked', 'suspended')
-    expect(suspended.invocation?.status).toBe('suspended')
-    const [question] = suspended.pending
+    const waiting = await waitFor(async () => { const view = await viewWhenReady('parked'); return view?.pending[0] ? view : undefined })
+    const invocationId = waiting.invocation?.invocationId ?? ''
+    await waitFor(async () => (await query<{ status: string }>(`SELECT status FROM sys_invocation WHERE id = '${invocationId}'`))[0]?.status === 'suspended' || undefined)
+    // Suspended in Restate, running for the session: the gateway reports the session's record, never Restate's tables.
+    const suspended = await viewWhenReady('parked')
+    expect(suspended).toMatchObject({ status: 'running', invocation: { invocationId, status: 'running' } })
+    const [question] = suspended?.pending ?? []
     expect(question).toBeDefined()
     expect((await answerWithKey(question?.id ?? '', 'yes')).status).toBe(200)
     const done = await statusIs('parked', 'completed')
@@ -139,7 +143,8 @@ describe('questions, suspension and a stopped services process', () => {
     await s().services().stop()
     const sent = await prompt('down-prompt', 'hello while down')
     expect(sent.status).toBe(202)
-    expect(await sent.json()).toMatchObject({ sessionId: 'down-prompt', queued: false })
+    // No services process admits it in time: Restate keeps it, and the tenant's admission starts it when they are back.
+    expect(await sent.json()).toEqual({ sessionId: 'down-prompt', note: expect.stringContaining('Restate keeps the prompt') })
     const answered = await answerWithKey(question.id, 'eu-west')
     expect(answered.status).toBe(202)
     s().services().restart()

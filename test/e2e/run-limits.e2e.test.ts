@@ -56,7 +56,7 @@ describe('runs per API key on the real stack', () => {
 
   it('answers 422 to an Idempotency-Key reused with another body, also after a gateway restart', async () => {
     const key = IDEMPOTENCY_KEY
-    // Quotes, backslashes and SQL wildcards reach Restate's SQL as text; 200 characters is the longest key taken.
+    // Quotes, backslashes and SQL wildcards are plain text in the admission's state key; 200 characters is the longest key taken.
     const headers = { 'idempotency-key': "it's a \\%_key".padEnd(200, 'x') }
     const first = await post(key, '/v1/sessions/idem/prompts', { prompt: 'ask: first?' }, headers)
     expect(first.status).toBe(202)
