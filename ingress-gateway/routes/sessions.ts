@@ -164,7 +164,11 @@ async function readSession(ingress: RestateIngress, tenant: string, key: string,
   const view = await existingSession(ingress, key, request)
   const current = view.invocation
   if (current?.status !== 'running') return { view, killed: false }
-  const failed = await restateCall(() => ingress.client.client(admissionInterface, tenant).failedRun(key))
+  // An admission that cannot answer (a deployment without it) leaves the record as the session has it.
+  const failed = await restateCall(() => ingress.client.client(admissionInterface, tenant).failedRun(key)).catch((error: unknown) => {
+    if (error instanceof RestateCallError) return null
+    throw error
+  })
   if (failed !== current.invocationId) return { view, killed: false }
   const again = await existingSession(ingress, key, request)
   return { view: again, killed: again.invocation?.status === 'running' && again.invocation.invocationId === failed }
