@@ -95,7 +95,9 @@ describe('a release rolled as a new deployment', () => {
     if (!current) throw new Error(`no deployment at ${s().servicesUrl}`)
 
     const waiting = await prompt('before-upgrade', 'ask: which release answers?')
-    const suspended = await statusIs('before-upgrade', 'suspended')
+    // Waiting on its question, suspended in Restate (the gateway reports the session's own record: read the table here).
+    const suspended = await waitFor(async () => { const seen = await view('before-upgrade'); return seen?.pending[0] ? seen : undefined })
+    await waitFor(async () => ((await query<{ status: string }>(`SELECT status FROM sys_invocation WHERE id = '${waiting}'`))[0]?.status === 'suspended' ? true : undefined))
     const question = suspended.pending[0]
     if (!question) throw new Error('no pending question')
     expect(await pinnedTo(waiting)).toBe(current.id)
