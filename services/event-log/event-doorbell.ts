@@ -1,6 +1,6 @@
 import http from 'node:http'
 import https from 'node:https'
-import type { SyncEventsRequest } from './event-log-contract'
+import type { SyncEventsRequest, SyncEventsResult } from './event-log-contract'
 import { EVENTS_SERVICE } from './event-log-contract'
 
 /**
@@ -10,8 +10,11 @@ import { EVENTS_SERVICE } from './event-log-contract'
  * are the certain path.
  */
 export interface EventDoorbell {
-  /** Asks the log of `logKey` to sync; `state` says what the session held after the write (turns and runs). */
-  ring(logKey: string, state: Required<SyncEventsRequest>): void
+  /**
+   * Asks the log of `logKey` to sync; `state` says what the session held after the write (turns and runs). With
+   * `laterMs` the call may wait that long for a ring that wants it sooner (a write in the middle of a turn).
+   */
+  ring(logKey: string, state: Required<SyncEventsRequest>, laterMs?: number): void
   /** Resolves once no sync is waiting or in flight (for tests and the bench). */
   idle(): Promise<void>
   /** Syncs called so far (for figures). */
@@ -27,6 +30,11 @@ export interface EventDoorbellOptions {
    * quiet spell calls at once, the rings that follow within the window share one call.
    */
   windowMs?: number
+  /**
+   * Shortest time between two syncs of a log no viewer follows (default {@link DEFAULT_UNWATCHED_WINDOW_MS}): nobody
+   * waits for its events, and the run's journaled syncs bring them at the latest.
+   */
+  unwatchedWindowMs?: number
   /** Told about each failed call (its writes reach the log at the next sync); default silent. */
   onError?: (error: unknown) => void
 }
@@ -37,23 +45,33 @@ export interface EventDoorbellOptions {
  * how long a write waits for its sync.
  */
 export const DEFAULT_DOORBELL_WINDOW_MS = 25
+/**
+ * Default window of a log no viewer follows: 1 s. Each sync says whether a viewer follows the log, so a viewer who
+ * arrives while its session runs gets the new events within this window once, then within the window above.
+ */
+export const DEFAULT_UNWATCHED_WINDOW_MS = 1_000
 /** How long a sync call may stay silent before the doorbell gives up on it (the next ring calls again). */
 const CALL_IDLE_TIMEOUT_MS = 30_000
 /** How long a kept-alive connection may wait unused; the ingress may close one it finds idle first. */
 const FREE_SOCKET_TIMEOUT_MS = 4_000
 
-/** One log's ring state: the state to sync to (merged rings), whether a call is in flight or waits for its window. */
-interface Lane { wanted: Required<SyncEventsRequest> | undefined; calling: boolean; timer: NodeJS.Timeout | undefined; lastCallMs: number }
+/**
+ * One log's ring state: the state to sync to (merged rings), whether a call is in flight or waits for its window, and
+ * whether the last sync said a viewer follows the log.
+ */
+interface Lane { wanted: Required<SyncEventsRequest> | undefined; dueMs: number; calling: boolean; timer: NodeJS.Timeout | undefined; lastCallMs: number; watched: boolean; forget?: NodeJS.Timeout }
 
 /** A doorbell calling `events/<key>/sync` through Restate's ingress, one call at a time per log. */
 export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbell {
   const windowMs = options.windowMs ?? DEFAULT_DOORBELL_WINDOW_MS
+  const unwatchedWindowMs = options.unwatchedWindowMs ?? DEFAULT_UNWATCHED_WINDOW_MS
   const call = createCaller(options.ingressUrl)
   const lanes = new Map<string, Lane>()
   let idleWaiters: Array<() => void> = []
   let calls = 0
+  const busy = (): boolean => [...lanes.values()].some(lane => lane.calling || lane.timer !== undefined)
   const settle = (): void => {
-    if (lanes.size > 0) return
+    if (busy()) return
     const waiters = idleWaiters
     idleWaiters = []
     for (const wake of waiters) wake()
@@ -61,14 +79,20 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
   const schedule = (logKey: string, lane: Lane): void => {
     if (lane.calling || lane.timer !== undefined) return
     if (!lane.wanted) {
-      lanes.delete(logKey) // nothing to do: the lane is forgotten until the next ring
+      // Nothing to do: forgotten until the next ring; a log nobody follows once its window has passed (its next ring
+      // must wait for that window too).
+      const keepMs = lane.watched ? 0 : lane.lastCallMs + unwatchedWindowMs - performance.now()
+      if (keepMs <= 0) lanes.delete(logKey)
+      else lane.forget = setTimeout(() => { if (lanes.get(logKey) === lane && !lane.wanted && !lane.calling) lanes.delete(logKey) }, keepMs).unref()
       settle()
       return
     }
+    clearTimeout(lane.forget)
+    const atMs = Math.max(lane.dueMs, lane.lastCallMs + (lane.watched ? windowMs : unwatchedWindowMs))
     lane.timer = setTimeout(() => {
       lane.timer = undefined
       void send(logKey, lane)
-    }, Math.max(0, lane.lastCallMs + windowMs - performance.now()))
+    }, Math.max(0, atMs - performance.now()))
     lane.timer.unref()
   }
   const send = async (logKey: string, lane: Lane): Promise<void> => {
@@ -78,7 +102,7 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
     lane.lastCallMs = performance.now() // the window runs from a call's start: a slow sync does not widen it
     calls += 1
     try {
-      await call(logKey, request ?? {})
+      lane.watched = (await call(logKey, request ?? {})).watched
     } catch (error) {
       options.onError?.(error)
     } finally {
@@ -87,14 +111,21 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
     }
   }
   return {
-    ring(logKey, state) {
-      const lane = lanes.get(logKey) ?? { wanted: undefined, calling: false, timer: undefined, lastCallMs: -Infinity }
+    ring(logKey, state, laterMs = 0) {
+      const lane = lanes.get(logKey) ?? { wanted: undefined, dueMs: Infinity, calling: false, timer: undefined, lastCallMs: -Infinity, watched: true }
       lanes.set(logKey, lane)
+      const dueMs = performance.now() + laterMs
+      const sooner = !lane.wanted || dueMs < lane.dueMs
       lane.wanted = { turns: Math.max(state.turns, lane.wanted?.turns ?? 0), runs: Math.max(state.runs, lane.wanted?.runs ?? 0) }
+      if (sooner) lane.dueMs = dueMs
+      if (sooner && lane.timer !== undefined) { // its timer waits for a later ring's time: set it again
+        clearTimeout(lane.timer)
+        lane.timer = undefined
+      }
       schedule(logKey, lane)
     },
     idle() {
-      if (lanes.size === 0) return Promise.resolve()
+      if (!busy()) return Promise.resolve()
       return new Promise(resolve => idleWaiters.push(resolve))
     },
     calls: () => calls,
@@ -106,19 +137,20 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
  * request in the services process, which also runs the agents. A call whose reused connection was reset (the ingress
  * had closed it) is made once more at once, on a connection of its own: a sync made twice is one sync.
  */
-function createCaller(ingressUrl: string): (logKey: string, request: SyncEventsRequest) => Promise<void> {
+function createCaller(ingressUrl: string): (logKey: string, request: SyncEventsRequest) => Promise<SyncEventsResult> {
   const base = new URL(ingressUrl.replace(/\/$/, '') + '/')
   const transport = base.protocol === 'https:' ? https : http
   const agent = new transport.Agent({ keepAlive: true, maxSockets: 16, timeout: FREE_SOCKET_TIMEOUT_MS })
-  const callOnce = (url: URL, body: string, via: http.Agent | false): Promise<void> => new Promise((resolve, reject) => {
+  const callOnce = (url: URL, body: string, via: http.Agent | false): Promise<SyncEventsResult> => new Promise((resolve, reject) => {
     const outgoing = transport.request(url, { method: 'POST', agent: via, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
       const chunks: Buffer[] = []
       response.on('data', (chunk: Buffer) => chunks.push(chunk))
       response.on('error', reject)
       response.on('end', () => {
         const status = response.statusCode ?? 0
-        if (status >= 200 && status < 300) resolve()
-        else reject(new Error(`${url.pathname} answered ${status}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`))
+        const text = Buffer.concat(chunks).toString('utf8')
+        if (status >= 200 && status < 300) resolve(syncResult(text))
+        else reject(new Error(`${url.pathname} answered ${status}: ${text.slice(0, 200)}`))
       })
     })
     outgoing.setTimeout(CALL_IDLE_TIMEOUT_MS, () => outgoing.destroy(new Error(`${url.pathname} was silent for ${CALL_IDLE_TIMEOUT_MS} ms`)))
@@ -129,11 +161,21 @@ function createCaller(ingressUrl: string): (logKey: string, request: SyncEventsR
     const url = new URL(`${EVENTS_SERVICE}/${encodeURIComponent(logKey)}/sync`, base)
     const body = JSON.stringify(request)
     try {
-      await callOnce(url, body, agent)
+      return await callOnce(url, body, agent)
     } catch (error) {
       if (!(error instanceof StaleSocketError)) throw error
-      await callOnce(url, body, false) // a connection of its own: the pool may hold more that the ingress closed
+      return callOnce(url, body, false) // a connection of its own: the pool may hold more that the ingress closed
     }
+  }
+}
+
+/** The answer of `sync`; one that does not say whether the log is followed counts as followed (the safe side). */
+function syncResult(text: string): SyncEventsResult {
+  try {
+    const body = JSON.parse(text) as Partial<SyncEventsResult>
+    return { count: Number(body.count ?? 0), watched: body.watched !== false }
+  } catch {
+    return { count: 0, watched: true }
   }
 }
 

@@ -17,6 +17,8 @@ export const EVENT_PAGE_STATE_KEY_PREFIX = 'event_page_'
 export const EVENT_WAITERS_STATE_KEY = 'event_waiters'
 /** State key of where the log stands in the session's state (an {@link EventCursor}). Durable: never rename. */
 export const EVENT_CURSOR_STATE_KEY = 'event_cursor'
+/** State key of the durable time until which a viewer counts as following the log (set at each subscribe). Durable: never rename. */
+export const EVENT_WATCHED_STATE_KEY = 'event_watched_until'
 /** Events per page. Durable: pages already written use it. */
 export const EVENT_PAGE_SIZE = 64
 
@@ -33,6 +35,15 @@ export interface AppendEventsRequest { events: NewSessionEvent[] }
  * fewer (the write is not readable yet) reads again.
  */
 export interface SyncEventsRequest { turns?: number; runs?: number }
+
+/**
+ * Output of `events/<key>/sync`: how many events the log holds, and whether a viewer follows it (one waits, or one
+ * subscribed within the last {@link WATCHED_FOR_MS}). The doorbell rings a log nobody follows seldom.
+ */
+export interface SyncEventsResult { count: number; watched: boolean }
+
+/** How long after its last subscribe a log counts as followed: longer than a gateway's longest watch (4 min). */
+export const WATCHED_FOR_MS = 5 * 60_000
 
 /**
  * Where the log stands in the session's state: the turns and run records it derived, the top-level runs it saw start

@@ -1,9 +1,9 @@
 import * as restate from '@restatedev/restate-sdk'
 import { SESSION_SERVICE } from '../contract'
 import type { SessionObject } from '../agent-object/session-object'
-import type { AppendEventsRequest, EventCursor, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionChanges, SessionEvent, SubscribeRequest, SyncEventsRequest, UnsubscribeRequest, WatchRequest, WatchResult } from './event-log-contract'
+import type { AppendEventsRequest, EventCursor, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionChanges, SessionEvent, SubscribeRequest, SyncEventsRequest, SyncEventsResult, UnsubscribeRequest, WatchRequest, WatchResult } from './event-log-contract'
 import {
-  EVENT_COUNT_STATE_KEY, EVENT_CURSOR_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENTS_SERVICE,
+  EVENT_COUNT_STATE_KEY, EVENT_CURSOR_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENT_WATCHED_STATE_KEY, EVENTS_SERVICE, WATCHED_FOR_MS,
 } from './event-log-contract'
 import { deriveEvents, EMPTY_CURSOR, firstRunToRead } from './derive-events'
 
@@ -24,9 +24,18 @@ function pageKey(page: number): string {
   return `${EVENT_PAGE_STATE_KEY_PREFIX}${page}`
 }
 
+/** What a handler that appends needs of the log, read in one round trip. */
+interface LogHead { count: number; waiters: string[] }
+
+/** Reads `keys` of the log's state in one round trip (lazy state: each read is a command, joined durably). */
+async function readState(ctx: restate.ObjectContext, keys: readonly string[]): Promise<unknown[]> {
+  return restate.RestatePromise.all(keys.map(key => ctx.get<unknown>(key) as unknown as restate.RestatePromise<unknown>))
+}
+
 /** Appends a sub-agent's batch of events in order (a journaled one-way send of its outbox). */
 async function append(ctx: restate.ObjectContext, request: AppendEventsRequest): Promise<number> {
-  return appendToLog(ctx, request.events)
+  const [count, waiters] = await readState(ctx, [EVENT_COUNT_STATE_KEY, EVENT_WAITERS_STATE_KEY])
+  return appendToLog(ctx, request.events, { count: (count as number | null) ?? 0, waiters: (waiters as string[] | null) ?? [] })
 }
 
 /** New turns and run records one `changes` call asks for when nothing says how many there are (a journaled sync). */
@@ -41,23 +50,28 @@ const BEHIND_PAUSE_MS = 5
 /**
  * Brings the log up to the session's state: reads what changed since the cursor through the session's shared
  * `changes` handler, page by page, derives its events ({@link deriveEvents}) and appends them. A doorbell's sync whose
- * read is behind the counts it was rung with (the write is not readable yet) pauses and reads again. Idempotent: a
- * sync that finds nothing new appends nothing, so any number of them (journaled by the runs, rung by the doorbell)
- * leave one log.
+ * read is behind the counts it was rung with (the write is not readable yet) pauses and reads again; one for a log no
+ * viewer follows reads nothing and says so. Idempotent: a sync that finds nothing new appends nothing, so any number of
+ * them (journaled by the runs, rung by the doorbell) leave one log.
  */
-function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request: SyncEventsRequest | null) => Promise<number> {
+function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request: SyncEventsRequest | null) => Promise<SyncEventsResult> {
   const Session = { name: sessionService } as SessionObject
   return async (ctx, request) => {
-    let cursor = (await ctx.get<EventCursor>(EVENT_CURSOR_STATE_KEY)) ?? EMPTY_CURSOR
+    const [storedCursor, storedCount, storedWaiters, watchedUntil] = await readState(ctx, [EVENT_CURSOR_STATE_KEY, EVENT_COUNT_STATE_KEY, EVENT_WAITERS_STATE_KEY, EVENT_WATCHED_STATE_KEY])
+    const head: LogHead = { count: (storedCount as number | null) ?? 0, waiters: (storedWaiters as string[] | null) ?? [] }
+    const watched = head.waiters.length > 0 || (await ctx.date.now()) < ((watchedUntil as number | null) ?? 0)
+    // The doorbell only hurries the log for its viewers: without one, the run's journaled syncs bring the events.
+    const rung = request?.turns !== undefined || request?.runs !== undefined
+    if (rung && !watched) return { count: head.count, watched }
+    let cursor = (storedCursor as EventCursor | null) ?? EMPTY_CURSOR
     const start = cursor
-    let count = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
     // What the session holds, as far as this sync knows: the doorbell's counts, then the header's at each read.
     let held = { turns: request?.turns ?? cursor.turns + DEFAULT_READ, runs: request?.runs ?? cursor.runs + DEFAULT_READ }
     for (let reads = 1; reads <= MAX_SYNC_READS; reads++) {
       const runsFrom = firstRunToRead(cursor)
       const changes: SessionChanges = await ctx.objectClient(Session, ctx.key).changes({ runsFrom, runs: Math.max(1, held.runs - runsFrom), turnsFrom: cursor.from, newFrom: cursor.turns, turns: Math.min(MAX_READ, Math.max(1, held.turns - cursor.turns)) })
       const derived = deriveEvents(cursor, changes)
-      if (derived.events.length > 0) count = await appendToLog(ctx, derived.events)
+      if (derived.events.length > 0) await appendToLog(ctx, derived.events, head)
       cursor = derived.cursor
       const behind = changes.turnCount < (request?.turns ?? 0) || changes.runCount < (request?.runs ?? 0)
       if (!behind && cursor.turns >= changes.turnCount && cursor.runs >= changes.runCount) break // a later write's ring brings what follows
@@ -65,14 +79,17 @@ function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request:
       if (behind) await ctx.sleep(BEHIND_PAUSE_MS)
     }
     if (cursor !== start) ctx.set(EVENT_CURSOR_STATE_KEY, cursor)
-    return count
+    return { count: head.count, watched }
   }
 }
 
-/** Appends events in order, numbering them, then wakes every waiting viewer with the new count. */
-async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessionEvent[]): Promise<number> {
-  let count = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
-  if (fresh.length === 0) return count
+/**
+ * Appends events in order after `head.count`, numbering them, then wakes the viewers of `head.waiters` with the new
+ * count; `head` is left as the log now is.
+ */
+async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessionEvent[], head: LogHead): Promise<number> {
+  if (fresh.length === 0) return head.count
+  let count = head.count
   let page = Math.floor(count / EVENT_PAGE_SIZE)
   let events = (await ctx.get<SessionEvent[]>(pageKey(page))) ?? []
   for (const event of fresh) {
@@ -84,9 +101,10 @@ async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessio
   }
   if (events.length > 0) ctx.set(pageKey(page), events)
   ctx.set(EVENT_COUNT_STATE_KEY, count)
-  const waiters = (await ctx.get<string[]>(EVENT_WAITERS_STATE_KEY)) ?? []
-  for (const awakeableId of waiters) ctx.resolveAwakeable(awakeableId, count)
-  if (waiters.length > 0) ctx.clear(EVENT_WAITERS_STATE_KEY)
+  for (const awakeableId of head.waiters) ctx.resolveAwakeable(awakeableId, count)
+  if (head.waiters.length > 0) ctx.clear(EVENT_WAITERS_STATE_KEY)
+  head.count = count
+  head.waiters = []
   return count
 }
 
@@ -105,6 +123,7 @@ async function read(ctx: restate.ObjectSharedContext, request: ReadEventsRequest
 
 /** Wakes `awakeableId` at once when the log already passed `after`, else when the next events arrive. */
 async function subscribe(ctx: restate.ObjectContext, request: SubscribeRequest): Promise<void> {
+  ctx.set(EVENT_WATCHED_STATE_KEY, (await ctx.date.now()) + WATCHED_FOR_MS)
   const count = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
   if (count > request.after) return ctx.resolveAwakeable(request.awakeableId, count)
   const waiters = (await ctx.get<string[]>(EVENT_WAITERS_STATE_KEY)) ?? []

@@ -1,4 +1,5 @@
 import type * as restate from '@restatedev/restate-sdk'
+import type { NewSessionEvent } from './event-log-contract'
 import { EVENTS_SERVICE } from './event-log-contract'
 import type { EventDoorbell } from './event-doorbell'
 import type { EventLogObject } from './event-log-object'
@@ -7,11 +8,18 @@ import type { EventSink } from './session-events'
 const EventLog: EventLogObject = { name: EVENTS_SERVICE }
 
 /**
+ * How long the doorbell may hold a write whose events are only the tool calls of a turn in progress: the turn's next
+ * write (its results) usually rings it sooner, and both share one sync; a long call's start still shows within it.
+ */
+export const IN_TURN_RING_DELAY_MS = 200
+
+/**
  * The event sink of a session's run. The log derives the events from the session's own state, so nothing of them is
  * sent: each write that has events rings the `doorbell` (outside the journal: the log syncs within the doorbell's
- * window), and the run journals a one-way `events/<key>/sync` where the log must have caught up for certain: with a
- * question (a person must see it), at each `flush()` (before the run waits on a person or its sub-agents, at its end).
- * A journaled one-way call is processed after the state writes journaled before it, so that sync reads them.
+ * window; a write in the middle of a turn may wait for the turn's next one), and the run journals a one-way
+ * `events/<key>/sync` where the log must have caught up for certain: with a question (a person must see it), at each
+ * `flush()` (before the run waits on a person or its sub-agents, at its end). A journaled one-way call is processed
+ * after the state writes journaled before it, so that sync reads them.
  */
 export function createSessionLogSync(ctx: restate.ObjectContext, doorbell: EventDoorbell | undefined): EventSink {
   let unsynced = false
@@ -24,9 +32,14 @@ export function createSessionLogSync(ctx: restate.ObjectContext, doorbell: Event
     publish(events, counts) {
       if (events.length === 0) return
       unsynced = true
-      doorbell?.ring(ctx.key, counts)
+      doorbell?.ring(ctx.key, counts, events.every(inTurn) ? IN_TURN_RING_DELAY_MS : 0)
       if (events.some(event => event.type === 'question')) flush()
     },
     flush,
   }
+}
+
+/** Whether an event belongs to a turn still in progress (a tool call starting or ending), not to a turn boundary. */
+function inTurn(event: NewSessionEvent): boolean {
+  return event.type === 'tool:start' || event.type === 'tool:end'
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { EventDoorbell } from '../../../services/event-log/event-doorbell'
 import type { NewSessionEvent } from '../../../services/event-log/event-log-contract'
 import { createEventOutbox } from '../../../services/event-log/event-outbox'
-import { createSessionLogSync } from '../../../services/event-log/session-log-sync'
+import { createSessionLogSync, IN_TURN_RING_DELAY_MS } from '../../../services/event-log/session-log-sync'
 
 interface Sent { key: string; handler: string; request: { events?: NewSessionEvent[] } }
 
@@ -16,7 +16,7 @@ function recordingContext(): { ctx: restate.ObjectContext; sent: Sent[] } {
 }
 
 const event = (type: NewSessionEvent['type']): NewSessionEvent => ({ type, at: 1, data: {} })
-const counts = { turns: 3, runs: 1 }
+const counts = { turns: 4, runs: 1 }
 
 describe("a sub-agent's event outbox", () => {
   it('journals one append per turn boundary, with the tool events of the turn before it', () => {
@@ -40,10 +40,10 @@ describe("a sub-agent's event outbox", () => {
 describe("a session run's log sync", () => {
   const doorbell = (): { bell: EventDoorbell; rings: unknown[] } => {
     const rings: unknown[] = []
-    return { bell: { ring: (key, state) => { rings.push([key, state]) }, idle: async () => undefined, calls: () => rings.length }, rings }
+    return { bell: { ring: (key, state, laterMs) => { rings.push([key, state, laterMs]) }, idle: async () => undefined, calls: () => rings.length }, rings }
   }
 
-  it('rings the doorbell at every write with events, and journals a sync only with a question and at a flush', () => {
+  it('rings the doorbell at every write with events (one in the middle of a turn may wait), and journals a sync only with a question and at a flush', () => {
     const { ctx, sent } = recordingContext()
     const { bell, rings } = doorbell()
     const sync = createSessionLogSync(ctx, bell)
@@ -51,10 +51,11 @@ describe("a session run's log sync", () => {
     sync.publish([], { turns: 1, runs: 1 })
     sync.publish([event('tool:start'), event('question')], { turns: 2, runs: 1 })
     sync.flush() // the question's sync covered everything
+    sync.publish([event('tool:start')], { turns: 3, runs: 1 })
     sync.publish([event('tool:end'), event('turn:end')], counts)
     sync.flush()
     sync.flush()
-    expect(rings).toEqual([['t1~s', { turns: 0, runs: 1 }], ['t1~s', { turns: 2, runs: 1 }], ['t1~s', counts]])
+    expect(rings).toEqual([['t1~s', { turns: 0, runs: 1 }, 0], ['t1~s', { turns: 2, runs: 1 }, 0], ['t1~s', { turns: 3, runs: 1 }, IN_TURN_RING_DELAY_MS], ['t1~s', counts, 0]])
     expect(sent).toEqual([{ key: 't1~s', handler: 'sync', request: {} }, { key: 't1~s', handler: 'sync', request: {} }])
   })
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionRunResult } from '../../../services/contract'
-import type { ReadEventsResult } from '../../../services/event-log/event-log-contract'
+import type { ReadEventsResult, SyncEventsResult, WatchResult } from '../../../services/event-log/event-log-contract'
 import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
 import { loadSessionServices, readEventsUntil } from '../../helpers/restate/session-services'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
@@ -42,6 +42,14 @@ describe('event log when the doorbell fails', () => {
     await h().call(`session/t1~nc-fail/run`, { prompt: 'fail: on purpose' })
     const events = await logOnce('t1~nc-fail', all => all.some(event => event.type === 'run:end'))
     expect(events.at(-1)?.data).toMatchObject({ status: 'failed' })
+  })
+
+  it('says whether a viewer follows the log, so the doorbell can ring an unfollowed one seldom', async () => {
+    await run('t1~nc-watched', 'hello')
+    expect((await h().call<SyncEventsResult>('events/t1~nc-watched/sync', {})).body).toMatchObject({ count: 3, watched: false })
+    // A gateway's watch subscribes (and, timing out, unsubscribes): the log counts as followed for a while after.
+    expect((await h().call<WatchResult>('event_watch/wait', { key: 't1~nc-watched', after: 3, timeoutMs: 100 })).body).toEqual({ count: null })
+    expect((await h().call<SyncEventsResult>('events/t1~nc-watched/sync', {})).body).toEqual({ count: 3, watched: true })
   })
 
   it('puts the parent\'s spawn call before its children\'s events', async () => {

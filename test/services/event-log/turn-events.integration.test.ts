@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { start as startModelServer } from '../../../support/anthropic-server'
-import type { ReadEventsResult } from '../../../services/event-log/event-log-contract'
+import type { ReadEventsResult, SyncEventsResult, WatchResult } from '../../../services/event-log/event-log-contract'
 import type { FakeAnthropicServer } from '../../../support/anthropic-server'
 import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
 import { loadSessionServices, readEventsUntil } from '../../helpers/restate/session-services'
@@ -9,9 +9,9 @@ import type { RestateHarness } from '../../helpers/restate/restate-harness'
 const MODEL_ENV = { ANTHROPIC_API_KEY: 'sk-ant-turn-events', ZIDANE_MODEL: 'claude-test' }
 
 /**
- * A turn's durable events reach the log while the run is already on its next model call: the model server holds the
- * second call until the test has read the log. Nothing of the run is journaled between the two calls but state
- * writes, so the events can only come from the log reading the session's state when the doorbell rings.
+ * A turn's durable events reach a followed log while the run is already on its next model call: the model server
+ * holds the second call until the test has read the log. Nothing of the run is journaled between the two calls but
+ * state writes, so the events can only come from the log reading the session's state when the doorbell rings.
  */
 describe('durable events of a turn', () => {
   let harness: RestateHarness | undefined
@@ -40,15 +40,19 @@ describe('durable events of a turn', () => {
   printLogsOnFailure(() => harness)
 
   it('are in the log before the next turn\'s model call returns', async () => {
+    // A viewer follows the session, as the gateway does for its SSE viewers: the doorbell hurries only a followed log.
+    const watching = h().call<WatchResult>('event_watch/wait', { key: 't1~turn-events', after: 0, timeoutMs: 30_000 })
+    await h().waitFor(async () => ((await h().call<SyncEventsResult>('events/t1~turn-events/sync', {})).body.watched ? true : undefined), 5_000, 'the watch to subscribe')
     await h().send('session/t1~turn-events/run', { prompt: 'note one thing' })
     await h().waitFor(async () => ((model?.requests.length ?? 0) >= 2 ? true : undefined), 20_000, 'the second model call')
-    // The doorbell syncs within its window (25 ms); 3 s leaves room for a slow machine, and is far shorter than the held call.
+    // The doorbell syncs within its window (25 ms); 3 s leaves room for a slow machine.
     const log = await h().waitFor(async () => {
       const read = await h().call<ReadEventsResult>('events/t1~turn-events/read', { after: 0 })
       return read.body.events.some(event => event.type === 'turn:end') ? read.body.events : undefined
     }, 3_000, 'the first turn\'s events while the second model call is held')
     expect(log.map(event => event.type)).toEqual(['run:start', 'tool:start', 'tool:end', 'turn:end'])
     expect(model?.requests).toHaveLength(2) // the second call is still held
+    expect((await watching).body.count).toBeGreaterThan(0) // the viewer was woken
     release()
     const done = await readEventsUntil(h(), 't1~turn-events', events => events.some(event => event.type === 'run:end'))
     expect(done.map(event => event.type)).toEqual(['run:start', 'tool:start', 'tool:end', 'turn:end', 'turn:end', 'run:end'])

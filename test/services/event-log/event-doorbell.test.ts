@@ -1,0 +1,91 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createEventDoorbell } from '../../../services/event-log/event-doorbell'
+
+interface Call { path: string; body: unknown; atMs: number }
+
+/** A stand-in for Restate's ingress: records each call and answers `sync` with `watched` (or fails with `status`). */
+async function fakeIngress(answer: { watched: boolean; status?: number }): Promise<{ url: string; calls: Call[]; close: () => Promise<void> }> {
+  const calls: Call[] = []
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      calls.push({ path: request.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown, atMs: performance.now() })
+      response.writeHead(answer.status ?? 200, { 'content-type': 'application/json' })
+      response.end(JSON.stringify({ count: calls.length, watched: answer.watched }))
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}`, calls, close: () => new Promise(resolve => { server.closeAllConnections(); server.close(() => resolve()) }) }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
+
+describe('event doorbell', () => {
+  let close: (() => Promise<void>) | undefined
+  afterEach(async () => { await close?.() })
+
+  it('calls sync at the first ring, and once more for the rings within its window, with the latest counts', async () => {
+    const ingress = await fakeIngress({ watched: true })
+    close = ingress.close
+    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 50 })
+    const startMs = performance.now()
+    doorbell.ring('t1~a b', { turns: 1, runs: 1 })
+    await sleep(5)
+    doorbell.ring('t1~a b', { turns: 2, runs: 1 })
+    doorbell.ring('t1~a b', { turns: 3, runs: 1 })
+    await doorbell.idle()
+    expect(ingress.calls.map(call => [call.path, call.body])).toEqual([
+      ['/events/t1~a%20b/sync', { turns: 1, runs: 1 }],
+      ['/events/t1~a%20b/sync', { turns: 3, runs: 1 }],
+    ])
+    expect((ingress.calls[0]?.atMs ?? Infinity) - startMs).toBeLessThan(40) // at once, not after the window
+    expect((ingress.calls[1]?.atMs ?? 0) - (ingress.calls[0]?.atMs ?? 0)).toBeGreaterThanOrEqual(40)
+    expect(doorbell.calls()).toBe(2)
+  })
+
+  it('rings a log no viewer follows at most once per its longer window', async () => {
+    const ingress = await fakeIngress({ watched: false })
+    close = ingress.close
+    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 10, unwatchedWindowMs: 300 })
+    for (let turn = 1; turn <= 5; turn++) {
+      doorbell.ring('t1~quiet', { turns: turn, runs: 1 })
+      await sleep(20)
+    }
+    expect(ingress.calls).toHaveLength(1) // the first call learnt that nobody follows
+    await doorbell.idle()
+    expect(ingress.calls.map(call => call.body)).toEqual([{ turns: 1, runs: 1 }, { turns: 5, runs: 1 }])
+    expect((ingress.calls[1]?.atMs ?? 0) - (ingress.calls[0]?.atMs ?? 0)).toBeGreaterThanOrEqual(290)
+  })
+
+  it('holds a ring that may wait until a ring that may not, and calls once for both', async () => {
+    const ingress = await fakeIngress({ watched: true })
+    close = ingress.close
+    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 10 })
+    const startMs = performance.now()
+    doorbell.ring('t1~turn', { turns: 2, runs: 1 }, 1_000) // a tool call starts
+    await sleep(30)
+    expect(ingress.calls).toHaveLength(0)
+    doorbell.ring('t1~turn', { turns: 3, runs: 1 }) // its result ends the turn
+    await doorbell.idle()
+    expect(ingress.calls.map(call => call.body)).toEqual([{ turns: 3, runs: 1 }])
+    expect(performance.now() - startMs).toBeLessThan(500)
+  })
+
+  it('reports a failed call and calls again at the next ring', async () => {
+    const ingress = await fakeIngress({ watched: true, status: 500 })
+    close = ingress.close
+    const failures: unknown[] = []
+    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 0, onError: error => failures.push(error) })
+    doorbell.ring('t1~down', { turns: 1, runs: 1 })
+    await doorbell.idle()
+    doorbell.ring('t1~down', { turns: 2, runs: 1 })
+    await doorbell.idle()
+    expect(ingress.calls).toHaveLength(2)
+    expect(failures).toHaveLength(2)
+    expect(String(failures[0])).toContain('answered 500')
+  })
+})
