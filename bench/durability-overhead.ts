@@ -60,6 +60,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
     restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true }),
     restateVariant('restate without intents', server, 'BenchAgent', { withoutIntents: true }),
     restateVariant('restate + event log without doorbell', server, 'BenchAgent', { eventLog: 'derived', withoutDoorbell: true }),
+    restateVariant('restate + event log without intents', server, 'BenchAgent', { eventLog: 'derived', withoutIntents: true }),
     restateVariant(SPLIT.handState, server, 'HandLoop', { sessionWrites: true }), restateVariant(SPLIT.oursTimed, server, 'BenchAgent', { timeSteps: true }),
     restateVariant(SPLIT.handTimed, server, 'HandLoop', { timeSteps: true })]
   const commits = commitProbe()
@@ -113,6 +114,9 @@ function addSectionTwo(samples: Map<string, number[][]>, census: Censuses, turns
     figureOf(2, 'restate runtime + event log (derived from the session state, as the deployment)', 'ms/turn', summarize(flat(samples, CENSUSED.logged)), { ratio: toHand(CENSUSED.logged) }),
     figureOf(2, 'alternative: event log by a journaled append per turn boundary', 'ms/turn', summarize(flat(samples, CENSUSED.turnSends)), { ratio: toHand(CENSUSED.turnSends) }),
     figureOf(2, 'diagnostic: derived event log without the doorbell (the run\'s journaled sync only)', 'ms/turn', summarize(flat(samples, 'restate + event log without doorbell')), { ratio: toHand('restate + event log without doorbell') }),
+    figureOf(2, 'diagnostic: restate + event log without the intents of unsafe calls (the runtime before them)', 'ms/turn', summarize(flat(samples, 'restate + event log without intents')), { ratio: toHand('restate + event log without intents') }),
+    figureOf(2, 'restate runtime + event log ÷ restate runtime alone (what the event log adds)', '×', summarize(paired(samples, CENSUSED.logged, CENSUSED.ours, (logged, ours) => logged / ours))),
+    figureOf(2, 'alternative ÷ restate runtime alone (what journaled sends per turn boundary add)', '×', summarize(paired(samples, CENSUSED.turnSends, CENSUSED.ours, (sends, ours) => sends / ours))),
     figureOf(2, 'diagnostic: restate, coalesce: true (fewer ctx.date.now)', 'ms/turn', summarize(flat(samples, 'restate coalesce')), { ratio: toHand('restate coalesce') }),
     figureOf(2, 'diagnostic: restate, session in memory (no SetState)', 'ms/turn', summarize(flat(samples, 'restate memory session')), { ratio: toHand('restate memory session') }),
     figureOf(2, 'diagnostic: restate without the intents of unsafe calls (stepIntents: false)', 'ms/turn', summarize(flat(samples, 'restate without intents')), { ratio: toHand('restate without intents'), note: `the intents cost ${summarize(paired(samples, 'restate', 'restate without intents', (base, variant) => base - variant)).median.toFixed(3)} ms/turn (one unsafe call per turn)` }),

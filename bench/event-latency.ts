@@ -89,9 +89,10 @@ export async function measureEventLatency(server: BenchServer, options: BenchOpt
 
 function addFigures(report: Report, settings: BenchOptions['eventLatency'], name: string, seen: Seen, deployed: boolean): void {
   const latency = summarize(seen.latenciesMs)
-  const target = deployed ? { target: { text: 'p99 < 100 ms', met: latency.p99 < 100 } } : {}
+  // The issue's target is the deployment's; the alternative's p99 is printed beside it for the comparison.
+  const target = { text: `p99 ${latency.p99.toFixed(0)}${deployed ? ' < 100 ms' : ' ms (for comparison)'}`, met: latency.p99 < 100 }
   report.figures.push(
-    figureOf(SECTION, `durable event → viewer, ${settings.sessions} sessions at once: ${name}`, 'ms', latency, { ...target, note: `p99 ${latency.p99.toFixed(1)} ms, ${seen.events} events of ${seen.runs} runs` }),
+    figureOf(SECTION, `durable event → viewer, ${settings.sessions} sessions at once: ${name}`, 'ms', latency, { target, note: `p99 ${latency.p99.toFixed(1)} ms, ${seen.events} events of ${seen.runs} runs` }),
     single(SECTION, `invocations per event batch reaching a viewer: ${name}`, 'invocations', seen.invocations / Math.max(1, seen.batches), { note: `${seen.invocations} invocations, ${seen.batches} batches, ${(seen.events / Math.max(1, seen.batches)).toFixed(1)} events a batch` }),
     figureOf(SECTION, `run wall time under that load: ${name}`, 'ms', summarize(seen.wallMs)),
   )
