@@ -1,6 +1,6 @@
 import { cpus, loadavg } from 'node:os'
 import type { EventDoorbell } from '../services/event-log/event-doorbell'
-import type { ReadEventsResult, WatchResult } from '../services/event-log/event-log-contract'
+import type { ReadEventsResult, WatchResult } from '../contract/event-log'
 import type { BenchOptions } from './lib/options'
 import { figureOf, single } from './lib/report'
 import type { Report } from './lib/report'

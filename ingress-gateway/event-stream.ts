@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { SessionEvent } from '../services/contract'
+import type { SessionEvent } from '../contract/session'
 import type { EventLogSource, SessionFeed, SessionFeeds } from './session-feeds'
 import { GatewayError } from './errors'
 import { writeOrCutOff } from './bounded-write'

@@ -1,7 +1,7 @@
 import * as clients from '@restatedev/restate-sdk-clients'
 import { hasValidProof, isHubUrl } from '../services/live/replica-proof'
-import { LIVE_REPLICAS_KEY, liveReplicasInterface } from '../services/live/replica-registry-contract'
-import type { LiveReplica } from '../services/live/replica-registry-contract'
+import { LIVE_REPLICAS_KEY, liveReplicasInterface } from '../contract/live-replicas'
+import type { LiveReplica } from '../contract/live-replicas'
 
 /** Where the services replicas' live hubs are: a fixed list, or the registry in Restate, kept fresh while watched. */
 export interface LiveReplicaDirectory {

@@ -1,8 +1,7 @@
-import type { ModelDeltaEventData } from 'zidane'
-import type { LiveDelta } from '../services/live/live-delta'
+import type { LiveDelta, ModelDelta } from '../contract/live-delta'
 
 /** `model:delta` as viewers get it: a piece of a model step in progress (the library's `model:delta` event data). */
-export type ModelDeltaEvent = ModelDeltaEventData
+export type ModelDeltaEvent = ModelDelta
 
 /** `model:superseded`: the deltas of `attempt` for this run's `turn` are void; `nextAttempt`'s follow from offset 0. */
 export interface ModelSupersededEvent {

@@ -1,5 +1,5 @@
-import type { LiveDelta, LiveMessage } from '../services/live/live-delta'
-import { liveStreamPath } from '../services/live/live-delta'
+import type { LiveDelta, LiveMessage } from '../contract/live-delta'
+import { liveStreamPath } from '../contract/live-delta'
 import type { LiveReplicaDirectory } from './live-replicas'
 
 /** How an upstream reaches the hubs: the shared token and the reconnect backoff. */

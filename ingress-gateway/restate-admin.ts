@@ -1,5 +1,5 @@
-import type { CurrentInvocation } from '../services/contract'
-import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../services/contract'
+import type { CurrentInvocation } from '../contract/session'
+import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../contract/session'
 import { GatewayError, RestateCallError } from './errors'
 import { describeFailure } from './restate-ingress'
 

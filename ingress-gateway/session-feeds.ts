@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { ReadEventsResult, SessionEvent, WatchResult } from '../services/event-log/event-log-contract'
+import type { ReadEventsResult, SessionEvent, WatchResult } from '../contract/event-log'
 
 /** How the feeds reach the session event logs in Restate. */
 export interface EventLogSource {

@@ -1,44 +1,10 @@
 import type { ToolDef } from 'zidane'
 import type { ChildRunRequest } from 'zidane/restate'
 import type { ServicesConfig } from './config'
-import type { PromptToolPolicy, ServicesChildRunRequest } from './contract'
+import type { PromptToolPolicy, RunSettings, ServicesChildRunRequest } from '../contract/session'
 import type { ShellPolicy, ShellStatus } from './shell-policy'
 import { shellCapability } from './tool-selection'
 
-/**
- * The services' settings a run's journal depends on: its limits, the operator's approval policy, the question
- * timeouts, the history budget, the sub-agent limits and the tools it offers the model. An operator who changes one of
- * them and restarts the services while a run waits (on a question, on its children, on a retry) must not change the
- * commands that run issues on its next attempt, or Restate refuses the replay (a journal mismatch, retried forever).
- *
- * Every run journals these settings in one `settings` step as it starts and keeps them on every attempt; its sub-agents
- * get them in their request. A change applies to the runs that start after it. Plain JSON: it is a step result and
- * part of a child's request.
- */
-export interface RunSettings {
-  /** Turns a run may take unless its prompt says otherwise (`ZIDANE_MAX_TURNS`). */
-  maxTurns: number
-  /** The model the run asks for unless its prompt names one (`ZIDANE_MODEL`; absent: the provider's default). */
-  model?: string
-  /** Tools each of whose calls waits for a person's approval (`ZIDANE_APPROVE_TOOLS`). */
-  approveTools: string[]
-  /** Tools always refused (`ZIDANE_DENY_TOOLS`). */
-  denyTools: string[]
-  questionTimeoutMs?: number
-  approvalTimeoutMs?: number
-  /** History budget of what the run sends the model (`ZIDANE_COMPACT_BUDGET_TOKENS`). */
-  compactBudgetTokens: number
-  maxCostUsd?: number
-  maxChildDepth: number
-  maxChildrenPerTurn: number
-  maxChildrenPerRun: number
-  /**
-   * Names of the tools the operator's selection offered when the run started (`ZIDANE_TOOLS`, `ZIDANE_DISABLE_TOOLS`,
-   * the demo tools, and `shell` only when its sandbox policy allowed it). The run and its sub-agents offer these and
-   * no others.
-   */
-  tools: string[]
-}
 
 /** The settings of this process for a run that starts now, with `offeredTools` the names its selection keeps. */
 export function currentRunSettings(config: ServicesConfig, offeredTools: readonly string[], env: NodeJS.ProcessEnv = process.env): RunSettings {

@@ -1,6 +1,6 @@
 import * as clients from '@restatedev/restate-sdk-clients'
 import type { FastifyPluginAsync } from 'fastify'
-import { eventLogInterface, eventWatchInterface } from '../../services/service-interfaces'
+import { eventLogInterface, eventWatchInterface } from '../../contract/interfaces'
 import { watchClient } from '../client-watch'
 import { GatewayError } from '../errors'
 import { DEFAULT_EVENT_STREAM_TIMING, EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'

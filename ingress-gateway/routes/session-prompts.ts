@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import type { PromptToolPolicy, SessionRunRequest, SessionRunResult } from '../../services/contract'
+import type { PromptToolPolicy, SessionRunRequest, SessionRunResult } from '../../contract/session'
 import { ADMISSION_WAIT_MS, admitPrompt } from '../admission'
 import type { AdmissionWait } from '../admission'
 import { watchClient } from '../client-watch'

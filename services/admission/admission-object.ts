@@ -1,8 +1,8 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { AddMessageRequest, SessionRunRequest } from '../contract'
-import { inboxInterface, sessionInterface } from '../service-interfaces'
-import { admissionInterface } from './admission-contract'
-import type { ClientIdempotency, EndedRun, PromptAdmission, PromptAdmissionRequest, SteeringAdmission, SteeringAdmissionRequest, WatchedRun } from './admission-contract'
+import type { AddMessageRequest, SessionRunRequest } from '../../contract/session'
+import { inboxInterface, sessionInterface } from '../../contract/interfaces'
+import { admissionInterface } from '../../contract/admission'
+import type { ClientIdempotency, EndedRun, PromptAdmission, PromptAdmissionRequest, SteeringAdmission, SteeringAdmissionRequest, WatchedRun } from '../../contract/admission'
 import { countedRuns, queuedAhead } from './admitted-runs'
 import type { AdmittedRun } from './admitted-runs'
 
@@ -129,7 +129,7 @@ function restateIdempotencyKey(idempotency: ClientIdempotency): string {
 const unretained = { journalRetention: 0 }
 
 /**
- * The admission of a tenant's runs (`admission/<tenant>`), see `admission-contract.ts` and docs/design/admission.md.
+ * The admission of a tenant's runs (`admission/<tenant>`), see `contract/admission.ts` and docs/design/admission.md.
  * Its state is read lazily: a tenant's remembered keys and failed runs are many, a decision needs a few of them.
  */
 export const admissionObject = restate.implement(admissionInterface, {

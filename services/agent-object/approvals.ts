@@ -1,7 +1,7 @@
 import type * as restate from '@restatedev/restate-sdk'
 import type { InteractionDone, InteractionRequest, RequestInteraction, ToolCallInfo, ToolPermission } from 'zidane'
-import type { PendingQuestion, PromptToolPolicy } from '../contract'
-import { APPROVAL_INPUT_PREVIEW_CHARS, RESUMER_SERVICE } from '../contract'
+import type { PendingQuestion, PromptToolPolicy } from '../../contract/session'
+import { APPROVAL_INPUT_PREVIEW_CHARS, RESUMER_SERVICE } from '../../contract/session'
 import type { ResumerObject } from '../resumer/resumer-object'
 import { listPendingQuestion, unlistPendingQuestion } from './pending-questions'
 

@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { PendingQuestion, QuestionCloseReason } from '../contract'
-import { RESUMER_SERVICE } from '../contract'
+import type { PendingQuestion, QuestionCloseReason } from '../../contract/session'
+import { RESUMER_SERVICE } from '../../contract/session'
 import type { ResumerObject } from '../resumer/resumer-object'
 import { PENDING_QUESTIONS_KEY } from './pending-questions'
 

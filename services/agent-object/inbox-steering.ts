@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk'
 import type { SteeringInbox } from 'zidane/durable'
-import { INBOX_SERVICE } from '../contract'
+import { INBOX_SERVICE } from '../../contract/session'
 import type { InboxObject } from '../inbox/inbox-object'
 
 const Inbox: InboxObject = { name: INBOX_SERVICE }

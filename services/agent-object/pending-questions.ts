@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { PendingQuestion } from '../contract'
-import { RESUMER_SERVICE } from '../contract'
+import type { PendingQuestion } from '../../contract/session'
+import { RESUMER_SERVICE } from '../../contract/session'
 import type { ResumerObject } from '../resumer/resumer-object'
 
 /** State key of the session's open questions and approvals. Durable name: never rename. */

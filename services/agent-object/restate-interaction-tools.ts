@@ -2,10 +2,10 @@ import * as restate from '@restatedev/restate-sdk'
 import type { JsonValue } from 'zidane/durable'
 import { raceWithTimeout } from 'zidane/restate'
 import type { ToolContext, ToolDef, ToolResult } from 'zidane'
-import type { PendingQuestion } from '../contract'
+import type { PendingQuestion } from '../../contract/session'
 import { listPendingQuestion, unlistPendingQuestion } from './pending-questions'
 import type { ResumerObject } from '../resumer/resumer-object'
-import { RESUMER_SERVICE } from '../contract'
+import { RESUMER_SERVICE } from '../../contract/session'
 
 
 const Resumer: ResumerObject = { name: RESUMER_SERVICE }

@@ -2,7 +2,7 @@ import * as restate from '@restatedev/restate-sdk'
 import { readSessionRuns, SESSION_STATE_KEY, sessionTurnStateKey } from 'zidane/restate'
 import type { StoredSessionHeader } from 'zidane/restate'
 import type { SessionTurn } from 'zidane/session'
-import type { SessionChanges, SessionChangesRequest } from '../event-log/event-log-contract'
+import type { SessionChanges, SessionChangesRequest } from '../../contract/event-log'
 
 /** Most run records and most new turns one `changes` answer holds: the log reads on from there. */
 export const MAX_CHANGES = 200

@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk'
 import { emptyRunTotals, readSessionHeader, readSessionRuns, readSessionTurns } from 'zidane/restate'
-import type { CurrentInvocation, PendingQuestion, SessionView, SessionViewRequest } from '../contract'
+import type { CurrentInvocation, PendingQuestion, SessionView, SessionViewRequest } from '../../contract/session'
 
 /** Turns a page holds when the request names no `limit`. */
 export const DEFAULT_TURN_PAGE = 50

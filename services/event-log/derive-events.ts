@@ -1,6 +1,6 @@
 import { EventRecorder } from 'zidane/session'
 import type { NewSessionEvent, SessionMeta, SessionRun, SessionTurn } from 'zidane/session'
-import type { EventCursor, SessionChanges } from './event-log-contract'
+import type { EventCursor, SessionChanges } from '../../contract/event-log'
 
 /** The cursor of a log that has derived nothing yet. */
 export const EMPTY_CURSOR: EventCursor = { turns: 0, runs: 0, open: [], from: 0 }

@@ -1,7 +1,7 @@
 import http from 'node:http'
 import https from 'node:https'
-import type { SyncEventsRequest, SyncEventsResult } from './event-log-contract'
-import { EVENTS_SERVICE } from './event-log-contract'
+import type { SyncEventsRequest, SyncEventsResult } from '../../contract/event-log'
+import { EVENTS_SERVICE } from '../../contract/event-log'
 
 /**
  * Wakes a session's event log when the session's run wrote something: it calls `events/<key>/sync` through Restate's

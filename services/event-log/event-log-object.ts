@@ -1,10 +1,10 @@
 import * as restate from '@restatedev/restate-sdk'
-import { SESSION_SERVICE } from '../contract'
+import { SESSION_SERVICE } from '../../contract/session'
 import type { SessionObject } from '../agent-object/session-object'
-import type { AppendEventsRequest, EventCursor, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionChanges, SessionEvent, SubscribeRequest, SyncEventsRequest, SyncEventsResult, UnsubscribeRequest, WatchRequest, WatchResult } from './event-log-contract'
+import type { AppendEventsRequest, EventCursor, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionChanges, SessionEvent, SubscribeRequest, SyncEventsRequest, SyncEventsResult, UnsubscribeRequest, WatchRequest, WatchResult } from '../../contract/event-log'
 import {
   EVENT_COUNT_STATE_KEY, EVENT_CURSOR_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENT_WATCHED_STATE_KEY, EVENTS_SERVICE, WATCHED_FOR_MS,
-} from './event-log-contract'
+} from '../../contract/event-log'
 import { deriveEvents, EMPTY_CURSOR, firstRunToRead } from './derive-events'
 
 /** Most events one `read` returns. */

@@ -1,6 +1,6 @@
 import type * as restate from '@restatedev/restate-sdk'
-import type { NewSessionEvent } from './event-log-contract'
-import { EVENTS_SERVICE } from './event-log-contract'
+import type { NewSessionEvent } from '../../contract/event-log'
+import { EVENTS_SERVICE } from '../../contract/event-log'
 import type { EventLogObject } from './event-log-object'
 import type { EventSink } from './session-events'
 

@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { AddMessageRequest, InboxMessage, TakeMessagesRequest, WatchInboxRequest } from '../contract'
-import { INBOX_SERVICE, INBOX_WATCHER_STATE_KEY, SESSION_SERVICE } from '../contract'
+import type { AddMessageRequest, InboxMessage, TakeMessagesRequest, WatchInboxRequest } from '../../contract/session'
+import { INBOX_SERVICE, INBOX_WATCHER_STATE_KEY, SESSION_SERVICE } from '../../contract/session'
 import type { SessionObject } from '../agent-object/session-object'
 
 /** State key of the messages waiting for a run. Durable: never rename. */

@@ -1,4 +1,4 @@
-import type { LiveDelta } from './live-delta'
+import type { LiveDelta } from '../../contract/live-delta'
 
 /** Where the deltas of one model request come from: a session's own run, or one of its children (by label). */
 export interface LiveSource {

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { timingSafeEqual } from 'node:crypto'
-import type { LiveDelta, LiveMessage } from './live-delta'
+import type { LiveDelta, LiveMessage } from '../../contract/live-delta'
 import type { LiveHub } from './live-hub'
 import { pacedStream } from './paced-stream'
 

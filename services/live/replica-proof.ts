@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { LiveReplicaClaim } from './replica-registry-contract'
+import type { LiveReplicaClaim } from '../../contract/live-replicas'
 
 /**
  * The proof that a live hub URL was registered by a holder of the live token (`ZIDANE_LIVE_TOKEN`): HMAC-SHA256 of

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import * as clients from '@restatedev/restate-sdk-clients'
 import { replicaProof } from './replica-proof'
-import { LIVE_REPLICAS_KEY, liveReplicasInterface } from './replica-registry-contract'
-import type { LiveReplicaClaim } from './replica-registry-contract'
+import { LIVE_REPLICAS_KEY, liveReplicasInterface } from '../../contract/live-replicas'
+import type { LiveReplicaClaim } from '../../contract/live-replicas'
 
 /** Options of {@link startReplicaRegistration}. */
 export interface ReplicaRegistrationOptions {

@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk'
 import { hasValidProof, isHubUrl } from './replica-proof'
-import type { DeregisterReplicaRequest, LiveReplica } from './replica-registry-contract'
-import { LIVE_REPLICAS_STATE_KEY, liveReplicasInterface } from './replica-registry-contract'
+import type { DeregisterReplicaRequest, LiveReplica } from '../../contract/live-replicas'
+import { LIVE_REPLICAS_STATE_KEY, liveReplicasInterface } from '../../contract/live-replicas'
 
 /** A registered replica as the state keeps it, by URL. Durable shape: add fields, never rename them. */
 type Registration = Omit<LiveReplica, 'url'>

@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { AnswerResult, CloseQuestionRequest, QuestionRecord, QuestionTombstone, RegisterQuestionRequest, StoredQuestion } from '../contract'
-import { QUESTION_STATE_KEY, RESUMER_SERVICE } from '../contract'
-import type { OwnedAnswerRequest } from './answer-request'
+import type { AnswerResult, CloseQuestionRequest, QuestionRecord, QuestionTombstone, RegisterQuestionRequest, StoredQuestion } from '../../contract/session'
+import { QUESTION_STATE_KEY, RESUMER_SERVICE } from '../../contract/session'
+import type { OwnedAnswerRequest } from '../../contract/session'
 
 /** How long the tombstone of an answered, expired or closed question is kept (late answers get 409/410 meanwhile). */
 export const TOMBSTONE_RETENTION_MS = 7 * 24 * 60 * 60 * 1000

@@ -1,6 +1,6 @@
 import * as clients from '@restatedev/restate-sdk-clients'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { LIVE_REPLICAS_KEY, liveReplicasInterface } from '../../services/live/replica-registry-contract'
+import { LIVE_REPLICAS_KEY, liveReplicasInterface } from '../../contract/live-replicas'
 import { start } from '../../support/anthropic-server'
 import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../../support/anthropic-server'
 import { openSseViewer } from '../../support/sse-client'

@@ -10,8 +10,8 @@ import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import * as clients from '@restatedev/restate-sdk-clients'
-import { eventLogInterface } from '../../services/service-interfaces'
-import type { ReadEventsResult } from '../../services/event-log/event-log-contract'
+import { eventLogInterface } from '../../contract/interfaces'
+import type { ReadEventsResult } from '../../contract/event-log'
 
 /*
  * The replay matrix: every scenario through the real services on a real server, in three modes. `normal`; `always

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { discoveredReplicas } from '../../ingress-gateway/live-replicas'
 import { replicaProof } from '../../services/live/replica-proof'
-import type { LiveReplica } from '../../services/live/replica-registry-contract'
+import type { LiveReplica } from '../../contract/live-replicas'
 
 const token = 'live-token-0123456789'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { LiveDelta } from '../../services/live/live-delta'
+import type { LiveDelta } from '../../contract/live-delta'
 import { createLiveTracker } from '../../ingress-gateway/live-tracker'
 import type { LiveEvent } from '../../ingress-gateway/live-tracker'
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { SessionRunResult, SessionView } from '../../services/contract'
+import type { SessionRunResult, SessionView } from '../../contract/session'
 import { signAnswerToken } from '../../ingress-gateway/answer-token'
 import { bodyFingerprint } from '../../ingress-gateway/idempotency'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { AnswerResult, PendingQuestion, SessionRunResult } from '../../services/contract'
+import type { AnswerResult, PendingQuestion, SessionRunResult } from '../../contract/session'
 import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
 import { loadSessionServices } from '../helpers/restate/session-services'
 import type { RestateHarness } from '../helpers/restate/restate-harness'

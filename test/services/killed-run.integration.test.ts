@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SessionRunResult, SessionView } from '../../services/contract'
+import type { SessionRunResult, SessionView } from '../../contract/session'
 import { printLogsOnFailure, startRestateHarness } from '../helpers/restate/restate-harness'
 import { loadSessionServices } from '../helpers/restate/session-services'
 import type { RestateHarness } from '../helpers/restate/restate-harness'

@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { resumerObject } from '../../services/resumer/resumer-object'
-import type { AnswerResult, RegisterQuestionRequest, StoredQuestion } from '../../services/contract'
+import type { AnswerResult, RegisterQuestionRequest, StoredQuestion } from '../../contract/session'
 import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 

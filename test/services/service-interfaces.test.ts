@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Descriptor } from '@restatedev/restate-sdk-core'
-import { eventLogInterface, eventWatchInterface, inboxInterface, resumerInterface, sessionInterface } from '../../services/service-interfaces'
+import { eventLogInterface, eventWatchInterface, inboxInterface, resumerInterface, sessionInterface } from '../../contract/interfaces'
 
 /** The handlers an interface declares, with their shared flag: `name:shared` or `name:exclusive`. */
 function handlersOf(descriptor: Descriptor, names?: readonly string[]): string[] {

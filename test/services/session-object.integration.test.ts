@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { AnswerResult, SessionRunResult, SessionView } from '../../services/contract'
-import type { ReadEventsResult } from '../../services/event-log/event-log-contract'
+import type { AnswerResult, SessionRunResult, SessionView } from '../../contract/session'
+import type { ReadEventsResult } from '../../contract/event-log'
 import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
 import { loadSessionServices, readEventsUntil } from '../helpers/restate/session-services'
 import type { RestateHarness } from '../helpers/restate/restate-harness'

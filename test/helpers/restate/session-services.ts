@@ -1,5 +1,5 @@
 import { vi } from 'vitest'
-import type { ReadEventsResult } from '../../../services/event-log/event-log-contract'
+import type { ReadEventsResult } from '../../../contract/event-log'
 import type { RestateHarness } from './restate-harness'
 
 /**

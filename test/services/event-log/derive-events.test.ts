@@ -6,7 +6,7 @@ import type { NewSessionEvent, Session, SessionRun, SessionStore, SessionTurn } 
 import { endRunningRuns, FAILED_CALL_TEXT } from '../../../services/agent-object/run-endings'
 import { scriptedProvider } from 'zidane/testing'
 import { deriveEvents, EMPTY_CURSOR, firstRunToRead } from '../../../services/event-log/derive-events'
-import type { EventCursor, SessionChanges } from '../../../services/event-log/event-log-contract'
+import type { EventCursor, SessionChanges } from '../../../contract/event-log'
 
 /** The session's state after one write: its turns and run records, as the session object's state holds them. */
 interface Snapshot { turns: SessionTurn[]; runs: SessionRun[] }

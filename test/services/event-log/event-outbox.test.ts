@@ -1,7 +1,7 @@
 import type * as restate from '@restatedev/restate-sdk'
 import { describe, expect, it } from 'vitest'
 import type { EventDoorbell } from '../../../services/event-log/event-doorbell'
-import type { NewSessionEvent } from '../../../services/event-log/event-log-contract'
+import type { NewSessionEvent } from '../../../contract/event-log'
 import { createEventOutbox } from '../../../services/event-log/event-outbox'
 import { createSessionLogSync, IN_TURN_RING_DELAY_MS } from '../../../services/event-log/session-log-sync'
 

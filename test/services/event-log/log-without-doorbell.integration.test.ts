@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SessionRunResult } from '../../../services/contract'
-import type { ReadEventsResult, SyncEventsResult, WatchResult } from '../../../services/event-log/event-log-contract'
+import type { SessionRunResult } from '../../../contract/session'
+import type { ReadEventsResult, SyncEventsResult, WatchResult } from '../../../contract/event-log'
 import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
 import { loadSessionServices, readEventsUntil } from '../../helpers/restate/session-services'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'

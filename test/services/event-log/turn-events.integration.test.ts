@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { start as startModelServer } from '../../../support/anthropic-server'
-import type { ReadEventsResult, SyncEventsResult, WatchResult } from '../../../services/event-log/event-log-contract'
+import type { ReadEventsResult, SyncEventsResult, WatchResult } from '../../../contract/event-log'
 import type { FakeAnthropicServer } from '../../../support/anthropic-server'
 import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
 import { loadSessionServices, readEventsUntil } from '../../helpers/restate/session-services'

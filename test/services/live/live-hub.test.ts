@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
 import { scriptedProvider } from 'zidane/testing'
-import type { LiveDelta } from '../../../services/live/live-delta'
+import type { LiveDelta } from '../../../contract/live-delta'
 import { createLiveHub } from '../../../services/live/live-hub'
 import { childLiveSource, publishAgentDeltas } from '../../../services/live/agent-live'
 

@@ -5,6 +5,9 @@ import type { ModelDeltaEventData } from 'zidane'
  * they are never journaled, carry no `seq`, and the journaled `turn:end` of their turn is authoritative.
  */
 
+/** `model:delta`'s data, the library's `ModelDeltaEventData`: a piece of a model step in progress. */
+export type ModelDelta = ModelDeltaEventData
+
 /** A streamed piece of a model response, as the services publish it: the `model:delta` event's data and its root session. */
 export interface LiveDelta extends ModelDeltaEventData {
   /** The root session's Restate key (`<tenant>~<sessionId>`); children publish under their root session's key. */

@@ -1,6 +1,5 @@
 import type { AgentStats } from 'zidane'
 import type { ChildRunRequest } from 'zidane/restate'
-import type { RunSettings } from './run-settings'
 import type { SessionRun, SessionStatus, SessionTurn, RunTotals } from 'zidane/session'
 
 /**
@@ -136,7 +135,7 @@ export interface SessionView {
 /** Input of `session/<key>/get`: the turns from index `turnsAfter` on (default: the newest page), at most `limit` (default 50, at most 200). */
 export interface SessionViewRequest { turnsAfter?: number; limit?: number }
 
-export type { SessionEvent } from './event-log/event-log-contract'
+export type { SessionEvent } from './event-log'
 
 /** Input of `resumer/<awakeableId>/register`, sent by the session object when it parks on a question. */
 export interface RegisterQuestionRequest {
@@ -191,3 +190,47 @@ export interface QuestionTombstone {
 
 /** The resumer's state of one question, as the shared handler `resumer/<awakeableId>/describe` returns it. */
 export type StoredQuestion = QuestionRecord | QuestionTombstone
+
+/**
+ * The services' settings a run's journal depends on: its limits, the operator's approval policy, the question
+ * timeouts, the history budget, the sub-agent limits and the tools it offers the model. An operator who changes one of
+ * them and restarts the services while a run waits (on a question, on its children, on a retry) must not change the
+ * commands that run issues on its next attempt, or Restate refuses the replay (a journal mismatch, retried forever).
+ *
+ * Every run journals these settings in one `settings` step as it starts and keeps them on every attempt; its sub-agents
+ * get them in their request. A change applies to the runs that start after it. Plain JSON: it is a step result and
+ * part of a child's request.
+ */
+export interface RunSettings {
+  /** Turns a run may take unless its prompt says otherwise (`ZIDANE_MAX_TURNS`). */
+  maxTurns: number
+  /** The model the run asks for unless its prompt names one (`ZIDANE_MODEL`; absent: the provider's default). */
+  model?: string
+  /** Tools each of whose calls waits for a person's approval (`ZIDANE_APPROVE_TOOLS`). */
+  approveTools: string[]
+  /** Tools always refused (`ZIDANE_DENY_TOOLS`). */
+  denyTools: string[]
+  questionTimeoutMs?: number
+  approvalTimeoutMs?: number
+  /** History budget of what the run sends the model (`ZIDANE_COMPACT_BUDGET_TOKENS`). */
+  compactBudgetTokens: number
+  maxCostUsd?: number
+  maxChildDepth: number
+  maxChildrenPerTurn: number
+  maxChildrenPerRun: number
+  /**
+   * Names of the tools the operator's selection offered when the run started (`ZIDANE_TOOLS`, `ZIDANE_DISABLE_TOOLS`,
+   * the demo tools, and `shell` only when its sandbox policy allowed it). The run and its sub-agents offer these and
+   * no others.
+   */
+  tools: string[]
+}
+
+/**
+ * Input of `resumer/<awakeableId>/answer`. `owner`, when given, is the start every session key of the caller's tenant
+ * has (`<tenant>~`): a question of another session key is answered as unknown, so an API key can neither answer nor
+ * detect another tenant's questions. Without it (an answer-link token, which authorizes by itself) any owner goes.
+ */
+export interface OwnedAnswerRequest extends AnswerRequest {
+  owner?: string
+}

@@ -1,5 +1,5 @@
 import { iface } from '@restatedev/restate-sdk-core'
-import type { SessionRunRequest } from '../contract'
+import type { SessionRunRequest } from './session'
 
 /**
  * The admission of a tenant's runs: one `admission` virtual object per tenant (key: the tenant id the gateway derives
