@@ -228,15 +228,16 @@ async function runCell(scenarioIndex: number, cell: Cell, killPlan?: string, kil
   const reached = killPlan ? boundaries(killPlan).length : 0
   if (scenario.prompt(cell).includes(cell.ledger)) expect(ledgerLines(cell.ledger, cell.tag)).toBe(1)
   const events = await settledEvents(cell.sessionId)
-  // Each top-level run starts once in the log (two paths deliver every event: a duplicate would show here).
+  // Each top-level run starts once in the log (every cell's syncs derive it again from the state: a duplicate would show here).
   const runs = (await readSession(cell.sessionId))?.runs.filter(run => run.label === undefined) ?? []
   expect(events.filter(event => event === 'run:start'), 'one run:start per run in the log').toHaveLength(runs.length)
   return { end: { status: end.status, text: end.text.replaceAll(cell.tag, '<tag>'), events }, boundaries: reached }
 }
 
 /**
- * The session's event log once it stopped growing: each event arrives through the courier and again through the
- * journaled send (the log appends it once), the sub-agents' through their own one-way appends, all after the run's end.
+ * The session's event log once it stopped growing: derived from the session's state by syncs that may still land
+ * after the run's end (the doorbell's and the run's journaled one), the sub-agents' events through their own one-way
+ * appends.
  */
 async function settledEvents(sessionId: string): Promise<string[]> {
   const key = sessionKey(tenantOf(stack().apiKeys[0]), sessionId)
