@@ -52,8 +52,6 @@ export interface ServicesConfig {
   compactBudgetTokens: number
   /** Serve the demo tools (`fail`): on with the demo model, or with `ZIDANE_DEMO_TOOLS=1`. */
   demoTools: boolean
-  /** Test-only: a file naming the journal boundary at which the process kills itself (`boundaryProbe`). */
-  killPlanFile: string | undefined
   questionTimeoutMs: number | undefined
   /** How long an approval waits before it expires and its call is denied (`ZIDANE_APPROVAL_TIMEOUT_MS`; default: the question timeout). */
   approvalTimeoutMs: number | undefined
@@ -126,7 +124,6 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     maxCostUsd: maxCostUsd > 0 ? maxCostUsd : undefined,
     maxChildrenPerTurn: numberFrom(env.ZIDANE_MAX_CHILDREN_PER_TURN, 8),
     maxChildrenPerRun: numberFrom(env.ZIDANE_MAX_CHILDREN_PER_RUN, 32),
-    killPlanFile: env.ZIDANE_TEST_KILL_PLAN || undefined,
     approveTools: listFrom(env.ZIDANE_APPROVE_TOOLS),
     compactBudgetTokens: numberFrom(env.ZIDANE_COMPACT_BUDGET_TOKENS, 100_000),
     demoTools: env.ZIDANE_DEMO_TOOLS === '1' || !env.ANTHROPIC_API_KEY,

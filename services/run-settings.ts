@@ -2,12 +2,11 @@ import type { ToolDef } from 'zidane'
 import type { ChildRunRequest } from 'zidane/restate'
 import type { ServicesConfig } from './config'
 import type { PromptToolPolicy, RunSettings, ServicesChildRunRequest } from '../contract/session'
-import type { ShellPolicy, ShellStatus } from './shell-policy'
-import { shellCapability } from './tool-selection'
-
+import type { ShellStatus } from './shell-policy'
+import type { ToolOffer } from './tool-selection'
 
 /** The settings of this process for a run that starts now, with `offeredTools` the names its selection keeps. */
-export function currentRunSettings(config: ServicesConfig, offeredTools: readonly string[], env: NodeJS.ProcessEnv = process.env): RunSettings {
+export function currentRunSettings(config: ServicesConfig, offeredTools: readonly string[], env: NodeJS.ProcessEnv): RunSettings {
   const settings: RunSettings = {
     maxTurns: config.defaultMaxTurns,
     approveTools: [...config.approveTools],
@@ -55,10 +54,9 @@ export function toolsOfSettings(candidates: readonly ToolDef[], settings: RunSet
   })
 }
 
-/** A run's tools, from `candidates` built with this process's shell policy: those `settings` offer ({@link toolsOfSettings}). */
-export function runToolSet(candidates: (shell: ShellPolicy) => ToolDef[], settings: RunSettings, offered: readonly string[]): ToolDef[] {
-  const shell = shellCapability()
-  return toolsOfSettings(candidates(shell), settings, { offered, shell: shell.status })
+/** A run's tools, from `candidates` built with `tools`' shell: those `settings` offer ({@link toolsOfSettings}). */
+export function runToolSet(tools: ToolOffer, candidates: readonly ToolDef[], settings: RunSettings, offered: readonly string[]): ToolDef[] {
+  return toolsOfSettings(candidates, settings, { offered, shell: tools.capability.status })
 }
 
 /** `tool` with every call refused (an error result naming `reason`); its spec and flags unchanged. */

@@ -1,4 +1,4 @@
-import { listSetting, SANDBOX_SETTINGS, sandboxFromSettings } from 'zidane/tools'
+import { listSetting, sandboxFromSettings } from 'zidane/tools'
 import type { ShellToolOptions } from 'zidane/tools'
 
 /** How the `shell` tool runs in this deployment, and why: reported at start-up and by the gateway's `/readyz`. */
@@ -20,24 +20,12 @@ export function isToolSelected(name: string, env: NodeJS.ProcessEnv): boolean {
   return !listSetting(env.ZIDANE_DISABLE_TOOLS).includes(name)
 }
 
-const SETTINGS = [...SANDBOX_SETTINGS, 'ZIDANE_TOOL_ENV', 'ZIDANE_TOOLS', 'ZIDANE_DISABLE_TOOLS']
-const cache = new Map<string, ShellPolicy>()
-
 /**
  * Decides how `shell` runs: left out by the tool settings, else as `sandboxFromSettings` says (`ZIDANE_SANDBOX`
  * `auto` / `required` / `off`, the bwrap path, the limits, `ZIDANE_SANDBOX_ALLOW_DOMAINS`), with the variables of
- * `ZIDANE_TOOL_ENV` passed on. Probes the sandbox once per setting (one egress proxy per setting, too).
+ * `ZIDANE_TOOL_ENV` passed on. Probes the sandbox on each call: a composition decides it once.
  */
-export function shellPolicy(env: NodeJS.ProcessEnv = process.env): ShellPolicy {
-  const key = JSON.stringify(SETTINGS.map(name => env[name]))
-  const known = cache.get(key)
-  if (known) return known
-  const policy = decide(env)
-  cache.set(key, policy)
-  return policy
-}
-
-function decide(env: NodeJS.ProcessEnv): ShellPolicy {
+export function shellPolicy(env: NodeJS.ProcessEnv): ShellPolicy {
   const passEnv = listSetting(env.ZIDANE_TOOL_ENV)
   if (!isToolSelected('shell', env)) return { status: { mode: 'disabled', reason: 'left out by ZIDANE_TOOLS / ZIDANE_DISABLE_TOOLS' }, options: { passEnv } }
   const { mode, reason, sandbox } = sandboxFromSettings(env)

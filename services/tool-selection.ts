@@ -5,10 +5,9 @@ import { isToolSelected, shellPolicy } from './shell-policy'
 import type { ShellPolicy } from './shell-policy'
 
 /**
- * The built-in tools of a session's workspace `root`, with the shell's sandbox and environment from `policy` (by
- * default `shellPolicy(env)`); their sandboxed processes share the limits of `tenant` (see `tenantOfSessionKey`).
+ * The built-in tools of a session's workspace `root`, with the shell's sandbox and environment from `policy`; their sandboxed processes share the limits of `tenant` (see `tenantOfSessionKey`).
  */
-export function builtinTools(root: string, env: NodeJS.ProcessEnv = process.env, policy: ShellPolicy = shellPolicy(env), tenant?: string): ToolDef[] {
+export function builtinTools(root: string, env: NodeJS.ProcessEnv, policy: ShellPolicy, tenant?: string): ToolDef[] {
   return createBuiltinTools(builtinToolsOptions(root, env, policy, tenant))
 }
 
@@ -32,35 +31,51 @@ function positiveInteger(value: string | undefined): number | undefined {
   return value !== undefined && value !== '' && Number.isInteger(parsed) && parsed > 0 ? parsed : undefined
 }
 
-let builtinNames: string[] | undefined
-
-/**
- * The names of the built-in tools, the same for every workspace: read once per process (building the tools creates
- * `root`, which is the workspace root then).
- */
-export function builtinToolNames(root: string): string[] {
-  return builtinNames ??= builtinTools(root).map(tool => tool.spec.name)
-}
-
 /**
  * The shell's policy as this process's sandbox allows it, whatever the operator's tool selection: how a run whose
  * tools were chosen when it started (`toolsOfSettings`) runs its shell.
  */
-export function shellCapability(env: NodeJS.ProcessEnv = process.env): ShellPolicy {
+export function shellCapability(env: NodeJS.ProcessEnv): ShellPolicy {
   return shellPolicy({ ...env, ZIDANE_TOOLS: undefined, ZIDANE_DISABLE_TOOLS: undefined })
+}
+
+/** The tools of one composition, decided once from its environment: the shell's policies and the built-ins' names. */
+export interface ToolOffer {
+  /** How `shell` runs by the operator's selection (reported at start-up). */
+  shell: ShellPolicy
+  /** What `createBuiltinTools` gets for workspace `root` of `tenant`, the shell as runs run it ({@link shellCapability}). */
+  options(root: string, tenant: string): BuiltinToolsOptions
+  /** The built-ins' names (read once), then `extra`, as the operator's selection keeps them. */
+  offered(root: string, extra: readonly string[]): string[]
+  /** The shell as the sandbox allows it, whatever the selection: how runs run it ({@link shellCapability}). */
+  capability: ShellPolicy
+}
+
+/** The {@link ToolOffer} of `env`: probes the sandbox twice (the operator's selection, and the shell runs use). */
+export function createToolOffer(env: NodeJS.ProcessEnv): ToolOffer {
+  const shell = shellPolicy(env)
+  const capability = shellCapability(env)
+  let builtinNames: string[] | undefined
+  return {
+    shell,
+    capability,
+    options: (root, tenant) => builtinToolsOptions(root, env, capability, tenant),
+    // Building the tools creates `root`: the workspace root, the first time.
+    offered: (root, extra) => selectToolNames([...(builtinNames ??= builtinTools(root, env, capability).map(tool => tool.spec.name)), ...extra], env, shell),
+  }
 }
 
 /**
  * The tools the operator allows, in order: `ZIDANE_TOOLS` (comma-separated allow-list, every tool when unset) minus
  * `ZIDANE_DISABLE_TOOLS`; `shell` also goes when its policy disables it (sandbox required but not usable).
  */
-export function selectTools(tools: readonly ToolDef[], env: NodeJS.ProcessEnv = process.env): ToolDef[] {
+export function selectTools(tools: readonly ToolDef[], env: NodeJS.ProcessEnv): ToolDef[] {
   const kept = new Set(selectToolNames(tools.map(tool => tool.spec.name), env))
   return tools.filter(tool => kept.has(tool.spec.name))
 }
 
 /** {@link selectTools} on names. */
-export function selectToolNames(names: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
-  const shellOff = shellPolicy(env).status.mode === 'disabled'
+export function selectToolNames(names: readonly string[], env: NodeJS.ProcessEnv, policy: ShellPolicy = shellPolicy(env)): string[] {
+  const shellOff = policy.status.mode === 'disabled'
   return names.filter(name => isToolSelected(name, env) && !(shellOff && name === 'shell'))
 }

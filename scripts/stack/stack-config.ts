@@ -21,6 +21,8 @@ export interface StackConfig {
   answerSecret: string
   /** Shared token between the services' live hub and the gateway (`ZIDANE_LIVE_TOKEN`, else kept in the data folder). */
   liveToken: string
+  /** The services' entry, from the root (default `services/endpoint.ts`); tests start theirs with their probes. */
+  servicesEntry?: string
 }
 
 function port(value: string | undefined, fallback: number): number {

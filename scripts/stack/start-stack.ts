@@ -37,7 +37,7 @@ function tsx(rootDir: string, script: string): { command: string; args: string[]
  * stack's own user.
  */
 function servicesProgram(config: StackConfig, workspaceRoot: string, env: NodeJS.ProcessEnv, log: ((name: string, line: string) => void) | undefined): { program: { command: string; args: string[] }; env: NodeJS.ProcessEnv } {
-  const program = tsx(config.rootDir, 'services/endpoint.ts')
+  const program = tsx(config.rootDir, config.servicesEntry ?? 'services/endpoint.ts')
   const user = servicesUser(env)
   if (user === undefined) return { program, env: {} }
   const home = join(config.dataDir, 'services-home')

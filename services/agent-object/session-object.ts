@@ -1,23 +1,18 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
-import { isRestateCancellation, restateRuntime, restateSpawnTool } from 'zidane/restate'
+import { isRestateCancellation, restateSpawnTool } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
-import { boundaryProbe } from '../boundary-probe'
-import { stepCrashGuard } from '../step-crashes'
 import { demoTools } from '../demo-tools'
-import { loadServicesConfig } from '../config'
 import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../../contract/session'
 import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE, SPAWN_TOOL } from '../../contract/session'
 import type { ChildService } from '../child-runner/child-service'
-import { servicesProvider } from '../model-provider'
 import { publishAgentDeltas } from '../live/agent-live'
-import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
-import { builtinToolNames, builtinTools, selectToolNames, shellCapability } from '../tool-selection'
-import { sessionOutputs } from '../session-outputs'
-import type { ShellPolicy } from '../shell-policy'
+import { createBuiltinTools } from 'zidane/tools'
 import { currentRunSettings, handedDown, runToolSet } from '../run-settings'
+import { agentHandlerOptions, agentOutputs, agentRuntime } from '../agent-deps'
+import type { AgentDeps } from '../agent-deps'
 import type { RunSettings } from '../../contract/session'
 import { policyPermission, restateApprovals } from './approvals'
 import { closeOpenQuestions } from './close-questions'
@@ -29,26 +24,28 @@ import { INTERACTION_TOOL_NAMES, restateInteractionTools } from './restate-inter
 import { readSessionView } from './session-view'
 import { CANCELLED_CALL_TEXT, endKilledRuns, endRunningRuns, FAILED_CALL_TEXT } from './run-endings'
 import type { RunsEnding } from './run-endings'
-import { agentRetryPolicy } from '../agent-retry-policy'
 import { recordedSessionStore } from '../event-log/session-events'
 import type { EventSink } from '../event-log/session-events'
 import { createSessionLogSync } from '../event-log/session-log-sync'
-import { processEventDoorbell } from '../event-log/process-doorbell'
 import { readSessionChanges } from './session-changes'
 
-
-const config = loadServicesConfig()
 const Child: ChildService = { name: CHILD_SERVICE }
 
-async function runSession(ctx: restate.ObjectContext, request: SessionRunRequest): Promise<SessionRunResult> {
+/** What the session object gets besides the agents' dependencies. */
+export interface SessionObjectOptions {
+  /** Runs first in every `run`, before anything is journaled: a test's extra journal entries (a next release's fixture). */
+  beforeRun?: (ctx: restate.ObjectContext) => Promise<void>
+}
+
+async function runSession(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest): Promise<SessionRunResult> {
   const invocation: CurrentInvocation = { invocationId: ctx.request().id, status: 'running', startedAt: await ctx.date.now() }
   ctx.set(CURRENT_INVOCATION_STATE_KEY, invocation)
   // Questions still listed belong to an earlier invocation that ended without its clean-up (killed): close them.
   await closeOpenQuestions(ctx, 'failed')
   // One sink per invocation, whichever store records the events: the log reads them from the session's state.
-  const events = createSessionLogSync(ctx, processEventDoorbell())
+  const events = createSessionLogSync(ctx, deps.doorbell)
   return withErrorBoundary(async () => {
-    const stats = await runAgent(ctx, request, events)
+    const stats = await runAgent(deps, ctx, request, events)
     events.flush()
     await closeOpenQuestions(ctx, 'finished')
     ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
@@ -95,11 +92,12 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, events: EventSink
   if (session) await endRunningRuns(session, end)
 }
 
-async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, events: EventSink): Promise<AgentStats> {
-  const offered = offeredToolNames()
-  const settings = await ctx.run('settings', () => currentRunSettings(config, offered))
+async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest, events: EventSink): Promise<AgentStats> {
+  const { config } = deps
+  const offered = offeredToolNames(deps)
+  const settings = await ctx.run('settings', () => currentRunSettings(config, offered, deps.env))
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: `${ctx.key}:${ctx.request().id}`, sessionStore: recordedSessionStore(ctx, events, { promises: restate.RestatePromise }), ...stepCrashGuard(), ...boundaryProbe() })
+  const durable = agentRuntime(ctx, deps, `${ctx.key}:${ctx.request().id}`, recordedSessionStore(ctx, events, { promises: restate.RestatePromise }))
   const store = durable.stores.session
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   // Only when an earlier invocation was killed: the new commands it issues are on no other run's path.
@@ -115,36 +113,31 @@ async function runAgent(ctx: restate.ObjectContext, request: SessionRunRequest, 
     limits: { maxChildrenPerTurn: settings.maxChildrenPerTurn, maxChildrenPerTree: settings.maxChildrenPerRun, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   const agent = createAgent({
-    provider: servicesProvider(),
-    tools: runTools(ctx, settings, offered, root, spawn),
+    provider: deps.provider,
+    tools: runTools(deps, ctx, settings, offered, root, spawn),
     durable,
     session,
     ...approvalOptions(ctx, request, settings, events),
     steering: inboxSteering(ctx),
-    behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, ...sessionOutputs(config.persistDir, root, shellCapability(), tenantOfSessionKey(ctx.key)), maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
+    behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, ...agentOutputs(deps, root, ctx.key), maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
-  publishAgentDeltas(agent, { sessionKey: ctx.key }, processLiveHub)
+  publishAgentDeltas(agent, { sessionKey: ctx.key }, deps.liveHub)
   const model = request.model ?? settings.model
   return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
 }
 
-/** Every tool a session run can offer, before the operator's selection: the built-ins, the demo tools, the questions, `spawn`. */
-function candidateTools(ctx: restate.ObjectContext, settings: Pick<RunSettings, 'questionTimeoutMs'>, root: string, spawn: ToolDef, shell: ShellPolicy, withDemoTools: boolean): ToolDef[] {
-  return [...builtinTools(root, process.env, shell, tenantOfSessionKey(ctx.key)), ...(withDemoTools ? demoTools() : []), ...restateInteractionTools(ctx, settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {}), spawn]
+/** The names of the tools this composition's selection offers a session run: the built-ins, the demo tools, the questions, `spawn`. */
+function offeredToolNames(deps: AgentDeps): string[] {
+  return deps.tools.offered(deps.config.workspaceRoot, [...(deps.config.demoTools ? demoTools().map(tool => tool.spec.name) : []), ...INTERACTION_TOOL_NAMES, SPAWN_TOOL])
 }
 
-let offeredNames: string[] | undefined
-
-/** The names of the tools this process's selection offers a session run (the settings are the process's: read once). */
-function offeredToolNames(): string[] {
-  return offeredNames ??= selectToolNames([...builtinToolNames(config.workspaceRoot), ...(config.demoTools ? demoTools().map(tool => tool.spec.name) : []), ...INTERACTION_TOOL_NAMES, SPAWN_TOOL])
-}
-
-/** The run's tools: those its journaled settings offer. */
-function runTools(ctx: restate.ObjectContext, settings: RunSettings, offered: readonly string[], root: string, spawn: ToolDef): ToolDef[] {
+/** The run's tools: those its journaled settings offer, among the candidates (those {@link offeredToolNames} names). */
+function runTools(deps: AgentDeps, ctx: restate.ObjectContext, settings: RunSettings, offered: readonly string[], root: string, spawn: ToolDef): ToolDef[] {
   // The demo tools the run started with stay candidates (refused when this process no longer serves them).
-  const withDemoTools = config.demoTools || demoTools().some(tool => settings.tools.includes(tool.spec.name))
-  return runToolSet(shell => candidateTools(ctx, settings, root, spawn, shell, withDemoTools), settings, offered)
+  const withDemoTools = deps.config.demoTools || demoTools().some(tool => settings.tools.includes(tool.spec.name))
+  const questions = restateInteractionTools(ctx, settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {})
+  const candidates = [...createBuiltinTools(deps.tools.options(root, tenantOfSessionKey(ctx.key))), ...(withDemoTools ? demoTools() : []), ...questions, spawn]
+  return runToolSet(deps.tools, candidates, settings, offered)
 }
 
 /** The operator's (as the run's settings hold it) and the prompt's approval policy and how its questions reach a person (none without a policy). */
@@ -159,10 +152,10 @@ function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest,
  * messages no run took at a turn boundary and runs them as one prompt; with none left it ends at once (null) and
  * touches nothing of the session.
  */
-async function deliverSteering(ctx: restate.ObjectContext): Promise<SessionRunResult | null> {
+async function deliverSteering(deps: AgentDeps, ctx: restate.ObjectContext): Promise<SessionRunResult | null> {
   const texts = await takeForDelivery(ctx)
   if (texts.length === 0) return null
-  return runSession(ctx, { prompt: texts.join('\n\n') })
+  return runSession(deps, ctx, { prompt: texts.join('\n\n') })
 }
 
 /** What the shared `get` handler returns: the header, usage, pending questions and one page of turns, read without blocking a running invocation. */
@@ -172,9 +165,6 @@ async function readView(ctx: restate.ObjectSharedContext, request: SessionViewRe
   return readSessionView(ctx, request ?? {}, pending, invocation)
 }
 
-const timeouts = { inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs }
-/** The runs' attempts are bounded (`ZIDANE_MAX_ATTEMPTS`): a step that crashes the process on every attempt ends. */
-const bounded = agentRetryPolicy(config.maxAttempts)
 /** Reads are not worth keeping once answered: Restate drops their journal at once, so polling piles up nothing. */
 const unretained = { journalRetention: 0, idempotencyRetention: 0 }
 /**
@@ -187,20 +177,27 @@ const lazy = { enableLazyState: true }
  * The agent session: one virtual object per session key (`<tenant>~<sessionId>`). `run` is exclusive (one run at
  * a time; later prompts queue), `deliver` (exclusive) runs steered messages no run took; `get`, `invocation`,
  * `pending` and `changes` (what the session's event log derives its events from) are shared and never block a
- * running invocation.
+ * running invocation. Its runs' attempts are bounded (`ZIDANE_MAX_ATTEMPTS`).
  */
-export const sessionObject = restate.object({
-  name: SESSION_SERVICE,
-  handlers: {
-    run: restate.handlers.object.exclusive({ ...timeouts, ...lazy, ...bounded }, runSession),
-    deliver: restate.handlers.object.exclusive({ ...timeouts, ...lazy, ...bounded }, deliverSteering),
-    get: restate.handlers.object.shared({ ...unretained, ...lazy }, readView),
-    invocation: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
-    pending: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),
-    changes: restate.handlers.object.shared({ ...unretained, ...lazy }, readSessionChanges),
-  },
-  options: timeouts,
-})
+export function sessionObject(deps: AgentDeps, options: SessionObjectOptions = {}) {
+  const agent = { ...agentHandlerOptions(deps.config), ...lazy }
+  const { beforeRun } = options
+  return restate.object({
+    name: SESSION_SERVICE,
+    handlers: {
+      run: restate.handlers.object.exclusive(agent, async (ctx: restate.ObjectContext, request: SessionRunRequest) => {
+        await beforeRun?.(ctx)
+        return runSession(deps, ctx, request)
+      }),
+      deliver: restate.handlers.object.exclusive(agent, async (ctx: restate.ObjectContext) => deliverSteering(deps, ctx)),
+      get: restate.handlers.object.shared({ ...unretained, ...lazy }, readView),
+      invocation: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
+      pending: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),
+      changes: restate.handlers.object.shared({ ...unretained, ...lazy }, readSessionChanges),
+    },
+    options: { inactivityTimeout: deps.config.inactivityTimeoutMs, abortTimeout: deps.config.abortTimeoutMs },
+  })
+}
 
 /** The session object's type, for typed clients. */
-export type SessionObject = typeof sessionObject
+export type SessionObject = ReturnType<typeof sessionObject>

@@ -1,14 +1,13 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
-import { restateRuntime, restateSpawnTool } from 'zidane/restate'
+import { restateSpawnTool } from 'zidane/restate'
 import type { ChildRunRequest, ChildRunResult, MergedChild, SpawnLimits } from 'zidane/restate'
 import { createSession } from 'zidane/session'
-import { agentRetryPolicy } from '../agent-retry-policy'
-import { boundaryProbe } from '../boundary-probe'
-import { stepCrashGuard } from '../step-crashes'
+import { createBuiltinTools } from 'zidane/tools'
+import { agentHandlerOptions, agentOutputs, agentRuntime } from '../agent-deps'
+import type { AgentDeps } from '../agent-deps'
 import { withErrorBoundary } from '../handler-boundary'
-import { loadServicesConfig } from '../config'
 import { CHILD_SERVICE, SPAWN_TOOL } from '../../contract/session'
 import type { PromptToolPolicy, ServicesChildRunRequest } from '../../contract/session'
 import { policyPermission } from '../agent-object/approvals'
@@ -16,16 +15,10 @@ import { rootSessionKey } from '../../contract/event-log'
 import { recordedChildStore } from '../event-log/session-events'
 import { createEventOutbox } from '../event-log/event-outbox'
 import type { EventSink } from '../event-log/session-events'
-import { servicesProvider } from '../model-provider'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
-import { processLiveHub } from '../live/process-hub'
 import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
-import { builtinToolNames, builtinTools, selectToolNames, shellCapability } from '../tool-selection'
-import { sessionOutputs } from '../session-outputs'
 import { handedDown, runToolSet } from '../run-settings'
 import type { RunSettings } from '../../contract/session'
-
-const config = loadServicesConfig()
 
 function refusedStats(request: ChildRunRequest, now: number): AgentStats {
   return { runId: 'refused', sessionId: request.sessionId ?? '', status: 'error', suspended: false, turns: 0, toolCalls: 0, modelRequests: 0, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, wallMs: 0, startedAt: now, endedAt: now, text: '' }
@@ -40,19 +33,16 @@ function childLimits(request: ChildRunRequest, settings: RunSettings): SpawnLimi
   }
 }
 
-let offeredNames: string[] | undefined
-
-/** The names of the tools this process's selection offers a sub-agent (the settings are the process's: read once). */
-function offeredToolNames(): string[] {
-  return offeredNames ??= selectToolNames([...builtinToolNames(config.workspaceRoot), SPAWN_TOOL])
+/** The child's tools: the built-ins and (below the depth limit) `spawn`, as its tree's settings offer them. */
+function childTools(deps: AgentDeps, request: ServicesChildRunRequest, settings: RunSettings, root: string, spawn: ToolDef): ToolDef[] {
+  const builtins = createBuiltinTools(deps.tools.options(root, tenantOfSessionKey(treeKey(request))))
+  const offered = deps.tools.offered(deps.config.workspaceRoot, [SPAWN_TOOL])
+  return runToolSet(deps.tools, request.depth < settings.maxChildDepth ? [...builtins, spawn] : builtins, settings, offered)
 }
 
-/** The child's tools: the built-ins and (below the depth limit) `spawn`, as its tree's settings offer them. */
-function childTools(request: ServicesChildRunRequest, settings: RunSettings, root: string, spawn: ToolDef): ToolDef[] {
-  return runToolSet((shell) => {
-    const builtins = builtinTools(root, process.env, shell, tenantOfSessionKey(request.sessionId ?? 'children'))
-    return request.depth < settings.maxChildDepth ? [...builtins, spawn] : builtins
-  }, settings, offeredToolNames())
+/** The session key a sub-agent's tree works for (its workspace, its tenant). */
+function treeKey(request: ChildRunRequest): string {
+  return request.sessionId ?? 'children'
 }
 
 /**
@@ -68,7 +58,7 @@ export function childPermission(settings: RunSettings, policy: PromptToolPolicy 
   }
 }
 
-async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, outbox: EventSink): Promise<ChildRunResult> {
+async function runChild(deps: AgentDeps, ctx: restate.Context, request: ServicesChildRunRequest, outbox: EventSink): Promise<ChildRunResult> {
   const { settings } = request
   const startedAt = await ctx.date.now()
   if (request.depth > settings.maxChildDepth) {
@@ -77,10 +67,10 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
   }
   // The sub-agent's events go live to its root session's log; its turns reach the session when the parent merges them.
   const sessionStore = recordedChildStore(outbox, { depth: request.depth, label: request.label })
-  const durable = restateRuntime(ctx, { promises: restate.RestatePromise, idSeed: ctx.request().id, sessionStore, ...stepCrashGuard(), ...boundaryProbe() })
+  const durable = agentRuntime(ctx, deps, ctx.request().id, sessionStore)
   const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, store: sessionStore, clock: { now: () => startedAt } })
   const merged: MergedChild[] = []
-  const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, request.sessionId ?? 'children'))
+  const root = await ctx.run('workspace', () => sessionWorkspace(deps.config.workspaceRoot, treeKey(request)))
   const spawn = restateSpawnTool({
     // Its own events before its children's (they append theirs themselves) and before it waits on them.
     dispatch: (childRequest) => {
@@ -93,9 +83,9 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
   })
   const model = request.model ?? settings.model
   const canUseTool = childPermission(settings, request.policy)
-  const agent = createAgent({ provider: servicesProvider(), tools: childTools(request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...sessionOutputs(config.persistDir, root, shellCapability(), tenantOfSessionKey(request.sessionId ?? 'children')), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
+  const agent = createAgent({ provider: deps.provider, tools: childTools(deps, request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...agentOutputs(deps, root, treeKey(request)), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const live = childLiveSource(request.sessionId, request.label)
-  if (live) publishAgentDeltas(agent, live, processLiveHub)
+  if (live) publishAgentDeltas(agent, live, deps.liveHub)
   const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}) })
   const endedAt = await ctx.date.now()
   const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' || stats.status === 'limit' ? stats.status : 'error'
@@ -105,22 +95,24 @@ async function runChild(ctx: restate.Context, request: ServicesChildRunRequest, 
 }
 
 /** The child runner: runs one sub-agent to completion as its own invocation, refusing depth above the maximum. */
-export const childService = restate.service({
-  name: CHILD_SERVICE,
-  handlers: {
-    run: restate.handlers.handler({ inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs, ...agentRetryPolicy(config.maxAttempts) }, async (ctx: restate.Context, request: ServicesChildRunRequest) => {
-      const outbox = createEventOutbox(ctx, rootSessionKey(request.sessionId ?? 'children'))
-      // Its last events (the end of its run), whether it completed or ended for good.
-      return withErrorBoundary(async () => {
-        const result = await runChild(ctx, request, outbox)
-        outbox.flush()
-        return result
-      }, async () => { outbox.flush() })
-    }),
-  },
-})
+export function childService(deps: AgentDeps) {
+  return restate.service({
+    name: CHILD_SERVICE,
+    handlers: {
+      run: restate.handlers.handler(agentHandlerOptions(deps.config), async (ctx: restate.Context, request: ServicesChildRunRequest) => {
+        const outbox = createEventOutbox(ctx, rootSessionKey(treeKey(request)))
+        // Its last events (the end of its run), whether it completed or ended for good.
+        return withErrorBoundary(async () => {
+          const result = await runChild(deps, ctx, request, outbox)
+          outbox.flush()
+          return result
+        }, async () => { outbox.flush() })
+      }),
+    },
+  })
+}
 
 /** The child runner's type, for typed clients. */
-export type ChildService = typeof childService
+export type ChildService = ReturnType<typeof childService>
 
 const Child: ChildService = { name: CHILD_SERVICE }

@@ -14,7 +14,7 @@ import type { StepCrashLog } from './crash-log'
 import { restateSessionStore } from './session'
 import { AtMostOnceStep, createIntentGate, issueEffects } from './step-intent'
 import { restateToolStateStore } from './tool-state'
-import { assertOutsideStep, awaitAcknowledgement, guardContext, isContextInStepError, runInStep } from './step-scope'
+import { assertOutsideStep, guardContext, isContextInStepError, runInStep } from './step-scope'
 import type { RestateContextLike, RestateRunOptions } from './types'
 import { DEFAULT_RUN_OPTIONS, isObjectContext, isRestatePromiseLike } from './types'
 
@@ -49,6 +49,8 @@ export interface RestateRuntimeOptions {
   onBoundary?: (key: StepKey) => void
   /** Per-invocation replay tracker: marked live the first time a step's closure actually runs. */
   replayTracker?: ReplayTracker
+  /** Told when step closures run and when Restate acknowledged their results (crash tests); see {@link StepObserver}. */
+  stepObserver?: StepObserver
   /** Resolve an awakeable of another invocation (e.g. an ingress client). Default: `ctx.resolveAwakeable`. */
   resolveAwakeable?: (id: string, value: JsonValue) => void | Promise<void>
   /**
@@ -77,6 +79,20 @@ export interface RestateRuntimeOptions {
    * clock, see `coalesce`), else an in-memory store.
    */
   sessionStore?: SessionStore
+}
+
+/**
+ * What a crash test needs to kill a process only where no step is in flight: told, synchronously, when a step's own
+ * code starts in this process (after the crash guard let it) and when it ended, and given for each finished step (and
+ * each at-most-once step's intent this attempt recorded) a function it calls once Restate has acknowledged the result
+ * (an intent: once its effect settled) or the attempt ended. Keep it cheap; it never changes what is journaled.
+ */
+export interface StepObserver {
+  started(step: string): void
+  /** The step's closure returned or threw; the returned function is called once its result is acknowledged. */
+  ended(step: string): () => void
+  /** This attempt recorded the intent of at-most-once `step`; the returned function is called once its effect settled. */
+  intentRecorded(step: string): () => void
 }
 
 /**
@@ -174,7 +190,7 @@ function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, cl
  * waits for the previous one, so at most one journaled await is pending.
  */
 function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions): DurableRuntime['step'] {
-  const intents = options.stepIntents === false ? undefined : createIntentGate(ctx, options.onBoundary !== undefined)
+  const intents = options.stepIntents === false ? undefined : createIntentGate(ctx, options.stepObserver)
   const issue = <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions): Promise<T> => {
     assertOutsideStep(`runtime.step("${key.name}")`)
     const processing = isProcessing(ctx)
@@ -197,8 +213,8 @@ function isProcessing(ctx: RestateContextLike): boolean {
 }
 
 /**
- * Issues one step as a `ctx.run` whose closure reads `resumed()` (after the crash guard). With a boundary probe (a crash test), a finished
- * closure counts until its result is acknowledged: see `unacknowledgedSteps`.
+ * Issues one step as a `ctx.run` whose closure reads `resumed()` (after the crash guard), telling the step observer
+ * when its code runs and when its result is acknowledged.
  */
 function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, resumed: () => boolean | Promise<boolean>): Promise<T> {
   const invocationId = options.crashGuard ? ctx.request?.().id : undefined
@@ -210,15 +226,16 @@ function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, ke
     ran = true
     // The guard first: a step it refuses does not run, so the replay is not over either.
     const leaveGuard = guard ? await enterCrashGuard(guard, key.name) : undefined
+    options.stepObserver?.started(key.name)
     try {
       options.replayTracker?.markLive()
       return await execute({ resumed: await resumed() })
     } finally {
       leaveGuard?.()
-      if (options.onBoundary) acknowledged = awaitAcknowledgement()
+      acknowledged = options.stepObserver?.ended(key.name)
     }
   }), runOptions)
-  if (!guard && !options.onBoundary) return result
+  if (!guard && !options.stepObserver) return result
   const settled = (): void => {
     acknowledged?.()
     if (ran) guard?.log.forget(guard.invocationId, key.name).catch(() => undefined)

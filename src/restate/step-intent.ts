@@ -1,6 +1,7 @@
 import type { StepKey } from '../durable/runtime'
 import { attemptStopped, effectIssued, intentRecorded, stoppedBeforeEffect } from './intent-hints'
-import { awaitAcknowledgement, journalStep } from './step-scope'
+import { journalStep } from './step-scope'
+import type { StepObserver } from './runtime'
 import type { RestateContextLike } from './types'
 import { DEFAULT_RUN_OPTIONS, isRestatePromiseLike } from './types'
 
@@ -121,10 +122,10 @@ export type IntentGate = <T>(key: StepKey, issueEffect: IssueEffect<T>) => AtMos
  * earlier attempt recorded it and may have started the effect, whose result the journal does not hold. The one
  * exception: when that earlier attempt ran in this process and was seen to stop before it issued the effect (a
  * suspension while it waited for the intent's acknowledgement), the effect never started, and it runs as new (see
- * `intent-hints.ts`). With `trackAcknowledgement` (a crash test's boundary probe), a recorded intent counts as
- * unacknowledged until its effect settles, so a planned kill never lands between the two.
+ * `intent-hints.ts`). A step `observer` (a crash test's) is told of each recorded intent until its effect settles, so a
+ * planned kill never lands between the two.
  */
-export function createIntentGate(ctx: RestateContextLike, trackAcknowledgement: boolean): IntentGate {
+export function createIntentGate(ctx: RestateContextLike, observer: StepObserver | undefined): IntentGate {
   const attempt = {}
   const request = ctx.request?.()
   const waiting = new Set<string>()
@@ -145,7 +146,7 @@ export function createIntentGate(ctx: RestateContextLike, trackAcknowledgement: 
         intentRecorded(hintKey, attempt)
         waiting.add(hintKey)
       }
-      if (trackAcknowledgement) tokens.add(release = awaitAcknowledgement())
+      if (observer) tokens.add(release = observer.intentRecorded(key.name))
       return true
     }, DEFAULT_RUN_OPTIONS)
     const resumed = async (): Promise<boolean> => !recordedHere && !(hintKey !== undefined && await stoppedBeforeEffect(hintKey))

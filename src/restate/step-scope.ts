@@ -28,44 +28,6 @@ export function runInStep<T>(stepName: string, body: () => Promise<T>): Promise<
   })
 }
 
-/** How many step closures run in this process right now (any invocation): a crash test kills only at zero. */
-export function runningStepClosures(): number {
-  return runningClosures
-}
-
-/** Finished closures whose results Restate has not acknowledged yet, with the time (ms, monotonic) they finished. */
-const unacknowledged = new Map<object, number>()
-
-/**
- * Records that a step's closure just finished; call the returned function once Restate has acknowledged (journaled)
- * its result. Until then a kill of the process loses the result and the step runs again.
- */
-export function awaitAcknowledgement(): () => void {
-  const token = {}
-  unacknowledged.set(token, performance.now())
-  return () => { unacknowledged.delete(token) }
-}
-
-/**
- * Steps whose closure finished less than `withinMs` ago and whose result is not acknowledged yet (any invocation):
- * with {@link runningStepClosures}, what a crash test checks before it kills. Older ones belong to attempts that ended
- * without the acknowledgement (suspended, aborted) and are not counted.
- */
-export function unacknowledgedSteps(withinMs = 5_000): number {
-  const now = performance.now()
-  let count = 0
-  for (const [token, finishedAt] of unacknowledged) {
-    if (now - finishedAt < withinMs) count++
-    else unacknowledged.delete(token)
-  }
-  return count
-}
-
-/** The name of the step whose closure is running in this async call chain, or `undefined` outside any step. */
-export function currentStep(): string | undefined {
-  return stepScope.getStore()
-}
-
 /**
  * Throws when called from inside a step's closure. A context call there (state, clock, ids, awakeables, another
  * step) lands in the journal only on the attempt that runs the closure, so the next replay diverges (RT0016).

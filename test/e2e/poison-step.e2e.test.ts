@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { KillPlan } from '../../services/boundary-probe'
+import type { KillPlan } from '../helpers/boundary-probe'
 import { start } from '../../support/anthropic-server'
 import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../../support/anthropic-server'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'

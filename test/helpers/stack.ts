@@ -69,7 +69,9 @@ async function startTestStackOnce(env: Record<string, string>, options: TestStac
   const dataDir = await mkdtemp(join(tmpdir(), 'zidane-e2e-'))
   const apiKeys: [string, string] = ['tenant-a-key-0123456789', 'tenant-b-key-0123456789']
   const served = options.tenants === 1 ? apiKeys[0] : [...apiKeys, ...(options.extraApiKeys ?? [])].join(',')
-  const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: served, ...(await freeStackPortsEnv()) })
+  const loaded = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: served, ...(await freeStackPortsEnv()) })
+  // A kill plan is the crash tests' probe, which only their own services entry carries.
+  const config = env.ZIDANE_TEST_KILL_PLAN === undefined ? loaded : { ...loaded, servicesEntry: 'test/helpers/services-with-probe.ts' }
   const fatal: string[] = []
   const output: string[] = []
   const keep = (name: string, line: string): void => { output.push(`[${name}] ${line}`); if (output.length > 2_000) output.shift() }

@@ -12,7 +12,7 @@ describe.each(REPLAY_MODES)('approvals with a deadline ($mode)', ({ alwaysReplay
   beforeAll(async () => {
     // The services read their settings when they load: a fresh copy with a short approval deadline (and, for the
     // always-replay mode, the inactivity timeout at 0).
-    const services = await loadSessionServices({ ZIDANE_APPROVAL_TIMEOUT_MS: '1500', ...(alwaysReplay ? { ZIDANE_INACTIVITY_TIMEOUT_MS: '0' } : {}) })
+    const services = loadSessionServices({ ZIDANE_APPROVAL_TIMEOUT_MS: '1500', ...(alwaysReplay ? { ZIDANE_INACTIVITY_TIMEOUT_MS: '0' } : {}) })
     harness = await startRestateHarness({ services, alwaysReplay })
   })
   afterAll(async () => { await harness?.stop() })

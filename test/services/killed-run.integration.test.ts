@@ -10,7 +10,7 @@ describe('an agent invocation Restate kills (its attempts ran out, or an operato
   let harness: RestateHarness | undefined
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
   beforeAll(async () => {
-    harness = await startRestateHarness({ services: await loadSessionServices({ ZIDANE_MAX_ATTEMPTS: '7' }) })
+    harness = await startRestateHarness({ services: loadSessionServices({ ZIDANE_MAX_ATTEMPTS: '7' }) })
   })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)

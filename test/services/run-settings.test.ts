@@ -24,14 +24,14 @@ describe('run settings', () => {
   })
 
   it('offer the tools the run started with and not one added since, in the candidates\' order', async () => {
-    const settings = currentRunSettings(loadServicesConfig({}), ['spawn', 'read_file'])
+    const settings = currentRunSettings(loadServicesConfig({}), ['spawn', 'read_file'], {})
     const tools = toolsOfSettings(candidates, settings, { offered: ['read_file', 'write_file', 'spawn'], shell: sandboxed })
     expect(names(tools)).toEqual(['read_file', 'spawn'])
     expect(await tools[0]?.execute({}, createToolContext())).toBe('read_file ran')
   })
 
   it('refuse the calls of a tool the operator took away since, unless it journals itself; spec and flags unchanged', async () => {
-    const settings = currentRunSettings(loadServicesConfig({}), ['read_file', 'write_file', 'ask_user'])
+    const settings = currentRunSettings(loadServicesConfig({}), ['read_file', 'write_file', 'ask_user'], {})
     const tools = toolsOfSettings([...candidates, asking], settings, { offered: ['write_file'], shell: sandboxed })
     expect(names(tools)).toEqual(['read_file', 'write_file', 'ask_user'])
     const [read, write, ask] = tools as [ToolDef, ToolDef, ToolDef]
@@ -43,7 +43,7 @@ describe('run settings', () => {
   })
 
   it('refuse the calls of a shell the run started with when this process cannot sandbox it; spec and flags unchanged', async () => {
-    const settings = currentRunSettings(loadServicesConfig({}), ['shell', 'read_file'])
+    const settings = currentRunSettings(loadServicesConfig({}), ['shell', 'read_file'], {})
     const tools = toolsOfSettings(candidates, settings, { offered: ['read_file'], shell: { mode: 'disabled', reason: 'no usable sandbox' } })
     const shell = tools.find(each => each.spec.name === 'shell') as ToolDef
     expect(shell.spec).toEqual(tool('shell').spec)
@@ -57,13 +57,13 @@ describe('run settings', () => {
   })
 
   it('in a sub-agent, refuse the denied tools and those the tree would ask a person about; none without a policy', () => {
-    const settings = { ...currentRunSettings(loadServicesConfig({}), ['shell']), approveTools: ['write_file'], denyTools: ['shell'] }
+    const settings = { ...currentRunSettings(loadServicesConfig({}), ['shell'], {}), approveTools: ['write_file'], denyTools: ['shell'] }
     const permission = childPermission(settings, { deny: ['grep'] })
     const call = (name: string) => ({ name, input: {}, id: `call_${name}` })
     expect(permission?.(call('shell') as never)).toEqual({ deny: 'the operator\'s policy denies this tool' })
     expect(permission?.(call('grep') as never)).toEqual({ deny: 'the prompt\'s policy denies this tool' })
     expect(permission?.(call('write_file') as never)).toEqual({ deny: 'this tool needs a person\'s approval, which a sub-agent cannot ask for' })
     expect(permission?.(call('read_file') as never)).toBe('allow')
-    expect(childPermission(currentRunSettings(loadServicesConfig({}), []), undefined)).toBeUndefined()
+    expect(childPermission(currentRunSettings(loadServicesConfig({}), [], {}), undefined)).toBeUndefined()
   })
 })

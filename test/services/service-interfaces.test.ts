@@ -12,7 +12,9 @@ function handlersOf(descriptor: Descriptor, names?: readonly string[]): string[]
 
 describe('the service interfaces callers use', () => {
   it('name handlers the implementations serve, with the same kind (shared or exclusive)', async () => {
-    const { sessionObject } = await import('../../services/agent-object/session-object')
+    const { createServices } = await import('../../services/composition')
+    const { loadServicesConfig } = await import('../../services/config')
+    const sessionObject = createServices(loadServicesConfig({}), { env: {} }).definitions.find(definition => definition.name === sessionInterface.name)
     const { inboxObject } = await import('../../services/inbox/inbox-object')
     const { resumerObject } = await import('../../services/resumer/resumer-object')
     const { eventLogObject, eventWatchService } = await import('../../services/event-log/event-log-object')

@@ -2,21 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AnswerResult, SessionRunResult, SessionView } from '../../contract/session'
 import type { ReadEventsResult } from '../../contract/event-log'
 import { printLogsOnFailure, REPLAY_MODES, startRestateHarness } from '../helpers/restate/restate-harness'
-import { loadSessionServices, readEventsUntil } from '../helpers/restate/session-services'
+import { lateDoorbell, loadSessionServices, readEventsUntil } from '../helpers/restate/session-services'
 import type { RestateHarness } from '../helpers/restate/restate-harness'
 
 describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
   let harness: RestateHarness | undefined
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
+  const bell = lateDoorbell()
   beforeAll(async () => {
-    // The services read their handler timeouts from the environment when they load: always-replay sets the
-    // inactivity timeout to 0 (every await suspends), so load a fresh copy of them for each mode.
-    const services = await loadSessionServices(alwaysReplay ? { ZIDANE_INACTIVITY_TIMEOUT_MS: '0' } : {})
+    // Always-replay sets the inactivity timeout to 0 (every await suspends): services of their own for each mode.
+    const services = loadSessionServices(alwaysReplay ? { ZIDANE_INACTIVITY_TIMEOUT_MS: '0' } : {}, { doorbell: bell.doorbell })
     harness = await startRestateHarness({ services, alwaysReplay })
-    // The services' event doorbell starts on the first run that writes: point it at this server.
-    process.env.RESTATE_INGRESS_URL = harness.ingressUrl
+    // The services' event doorbell rings this server.
+    bell.connect(harness.ingressUrl)
   })
-  afterAll(() => { delete process.env.RESTATE_INGRESS_URL })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)
 
@@ -76,8 +75,7 @@ describe.each(REPLAY_MODES)('session services ($mode)', ({ alwaysReplay }) => {
     await h().call<SessionRunResult>('session/t1~derived/run', { prompt: 'todo: one | two' })
     await readLogUntil('t1~derived', events => events.some(event => event.type === 'run:end'))
     // The doorbell syncs during the run, the journaled sync at its end: let the doorbell's last sync land.
-    const { processEventDoorbell } = await import('../../services/event-log/process-doorbell')
-    await processEventDoorbell()?.idle()
+    await bell.doorbell.idle()
     const log = await h().call<ReadEventsResult>('events/t1~derived/read', { after: 0 })
     const shape = log.body.events.map(event => `${event.type} ${String(event.data.name ?? '')}`)
     expect(shape).toEqual(['run:start ', 'tool:start todowrite', 'tool:end todowrite', 'turn:end ', 'turn:end ', 'run:end '])

@@ -15,7 +15,7 @@ describe('ZIDANE_MAX_CHILDREN_PER_RUN through the real services on a real server
   const workspaces = mkdtempSync(join(tmpdir(), 'zidane-tree-limit-'))
   beforeAll(async () => {
     // The services read their limits from the environment when they load: load a fresh copy with the tree limit set.
-    const services = await loadSessionServices({ ZIDANE_MAX_CHILDREN_PER_RUN: String(TREE_LIMIT), ZIDANE_WORKSPACE_ROOT: workspaces })
+    const services = loadSessionServices({ ZIDANE_MAX_CHILDREN_PER_RUN: String(TREE_LIMIT), ZIDANE_WORKSPACE_ROOT: workspaces })
     harness = await startRestateHarness({ services })
   })
   afterAll(async () => {

@@ -1,25 +1,31 @@
-import { vi } from 'vitest'
+import type * as restate from '@restatedev/restate-sdk'
 import type { ReadEventsResult } from '../../../contract/event-log'
+import { createServices } from '../../../services/composition'
+import type { ServicesOptions } from '../../../services/composition'
+import { loadServicesConfig } from '../../../services/config'
+import type { EventDoorbell } from '../../../services/event-log/event-doorbell'
+import { createEventDoorbell } from '../../../services/event-log/event-doorbell'
 import type { RestateHarness } from './restate-harness'
 
 /**
- * The deployment's session services (session, child, resumer, inbox, the event log and its watch), loaded afresh with
- * `env` set while they load: they read their settings from the environment then. The variables are removed again
- * afterwards (set one in the test itself when the services also read it later, as the event doorbell reads
- * `RESTATE_INGRESS_URL` on its first run).
+ * The deployment's services (session, child, resumer, inbox, the event log and its watch, admission, live replicas),
+ * built by `createServices` from the test process's environment with `env` over it.
  */
-export async function loadSessionServices(env: Record<string, string> = {}): Promise<unknown[]> {
-  vi.resetModules()
-  Object.assign(process.env, env)
-  try {
-    const { sessionObject } = await import('../../../services/agent-object/session-object')
-    const { childService } = await import('../../../services/child-runner/child-service')
-    const { resumerObject } = await import('../../../services/resumer/resumer-object')
-    const { inboxObject } = await import('../../../services/inbox/inbox-object')
-    const { eventLogObject, eventWatchService } = await import('../../../services/event-log/event-log-object')
-    return [sessionObject, childService, resumerObject, inboxObject, eventLogObject, eventWatchService]
-  } finally {
-    for (const name of Object.keys(env)) Reflect.deleteProperty(process.env, name)
+export function loadSessionServices(env: Record<string, string> = {}, options: Omit<ServicesOptions, 'env'> = {}): restate.ServiceDefinition<string, unknown>[] {
+  const merged = { ...process.env, ...env }
+  return createServices(loadServicesConfig(merged), { env: merged, ...options }).definitions
+}
+
+/** An event doorbell whose ingress is set once the test's server is up (`connect`); it rings nothing before. */
+export function lateDoorbell(): { doorbell: EventDoorbell; connect(ingressUrl: string): void } {
+  let real: EventDoorbell | undefined
+  return {
+    doorbell: {
+      ring: (logKey, state, laterMs) => real?.ring(logKey, state, laterMs),
+      idle: async () => real?.idle(),
+      calls: () => real?.calls() ?? 0,
+    },
+    connect: (ingressUrl) => { real = createEventDoorbell({ ingressUrl }) },
   }
 }
 

@@ -28,7 +28,7 @@ describe('session run journals', () => {
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
   beforeAll(async () => {
     // No RESTATE_INGRESS_URL: the event doorbell is outside the journal, so it is left out.
-    harness = await startRestateHarness({ services: await loadSessionServices() })
+    harness = await startRestateHarness({ services: loadSessionServices() })
   })
   afterAll(async () => { await harness?.stop() })
   printLogsOnFailure(() => harness)

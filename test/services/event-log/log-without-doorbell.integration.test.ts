@@ -14,7 +14,7 @@ describe('event log when the doorbell fails', () => {
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
   beforeAll(async () => {
     process.env.RESTATE_INGRESS_URL = 'http://127.0.0.1:1'
-    harness = await startRestateHarness({ services: await loadSessionServices() })
+    harness = await startRestateHarness({ services: loadSessionServices() })
   })
   afterAll(async () => {
     delete process.env.RESTATE_INGRESS_URL

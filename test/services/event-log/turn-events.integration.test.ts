@@ -3,7 +3,7 @@ import { start as startModelServer } from '../../../support/anthropic-server'
 import type { ReadEventsResult, SyncEventsResult, WatchResult } from '../../../contract/event-log'
 import type { FakeAnthropicServer } from '../../../support/anthropic-server'
 import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
-import { loadSessionServices, readEventsUntil } from '../../helpers/restate/session-services'
+import { lateDoorbell, loadSessionServices, readEventsUntil } from '../../helpers/restate/session-services'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
 
 const MODEL_ENV = { ANTHROPIC_API_KEY: 'sk-ant-turn-events', ZIDANE_MODEL: 'claude-test' }
@@ -28,12 +28,13 @@ describe('durable events of a turn', () => {
       return { kind: 'message', content: [{ type: 'text', text: 'done' }] }
     })
     Object.assign(process.env, MODEL_ENV, { ANTHROPIC_BASE_URL: model.url })
-    harness = await startRestateHarness({ services: await loadSessionServices() })
-    process.env.RESTATE_INGRESS_URL = harness.ingressUrl
+    const bell = lateDoorbell()
+    harness = await startRestateHarness({ services: loadSessionServices({}, { doorbell: bell.doorbell }) })
+    bell.connect(harness.ingressUrl)
   })
   afterAll(async () => {
     release()
-    for (const name of [...Object.keys(MODEL_ENV), 'ANTHROPIC_BASE_URL', 'RESTATE_INGRESS_URL']) Reflect.deleteProperty(process.env, name)
+    for (const name of [...Object.keys(MODEL_ENV), 'ANTHROPIC_BASE_URL']) Reflect.deleteProperty(process.env, name)
     await harness?.stop()
     await model?.close()
   })
