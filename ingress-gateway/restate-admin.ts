@@ -1,16 +1,10 @@
 import type { CurrentInvocation } from '../contract/session'
 import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../contract/session'
 import { GatewayError, RestateCallError } from './errors'
-import { describeFailure } from './restate-ingress'
+import { describeFailure, restateErrorBody } from './restate-ingress'
 
 const CALL_TIMEOUT_MS = 10_000
 const HEALTH_TIMEOUT_MS = 2_000
-
-/** Whether each Restate API answered its health check. */
-export interface RestateHealth {
-  admin: boolean
-  ingress: boolean
-}
 
 /**
  * What the gateway asks of Restate's admin API: only cancel (and the reads it needs), and health. The reads run no
@@ -23,7 +17,8 @@ export interface RestateAdmin {
   sessionLockHolder(key: string): Promise<string | undefined>
   /** The session's record of its current (or last) invocation, from Restate's `state` table: undefined for a key that never ran. */
   sessionInvocationRecord(key: string): Promise<CurrentInvocation | undefined>
-  health(): Promise<RestateHealth>
+  /** Whether each Restate API answers its health check. */
+  health(): Promise<{ admin: boolean; ingress: boolean }>
 }
 
 /** Builds the {@link RestateAdmin} over `fetch`; `ingressUrl` is only for the ingress's health check. */
@@ -69,17 +64,8 @@ async function adminCall<T>(url: string, method: 'POST' | 'PATCH', body?: unknow
     throw new GatewayError('restate_unavailable', `Restate's admin API is unreachable (${describeFailure(error)})`, { cause: error })
   }
   if (response.status === 503) throw new GatewayError('restate_unavailable', `Restate's admin API is unavailable: ${text}`)
-  if (!response.ok) throw new RestateCallError(response.status, messageOf(text))
+  if (!response.ok) throw new RestateCallError(response.status, restateErrorBody(text).message)
   return (text === '' ? undefined : JSON.parse(text)) as T
-}
-
-function messageOf(text: string): string {
-  try {
-    const parsed = JSON.parse(text) as { message?: unknown }
-    return typeof parsed.message === 'string' ? parsed.message : text
-  } catch {
-    return text
-  }
 }
 
 async function isUp(url: string): Promise<boolean> {

@@ -5,9 +5,8 @@ import { GatewayError, RestateCallError } from './errors'
 const CALL_TIMEOUT_MS = 10_000
 
 /**
- * Restate's ingress through its typed client (`@restatedev/restate-sdk-clients`), with the contract's service
- * interfaces. A request carries only what the client sets (content type, idempotency key): none of the caller's
- * headers reach Restate, which stores request headers in its journal.
+ * Restate's ingress through its typed client, with the contract's service interfaces. A request carries only what the
+ * client sets (content type, idempotency key): none of the caller's headers reach Restate, which journals them.
  */
 export interface RestateIngress {
   /** The client: each request ends after 10 s unless it has a signal of its own. */
@@ -26,14 +25,18 @@ export function connectIngress(url: string): RestateIngress {
 }
 
 /**
- * Makes one call to Restate and turns its failures into the gateway's: 503 `restate_unavailable` when Restate cannot
- * be reached, the call times out or is aborted, or Restate answers 503; {@link RestateCallError} for another error status.
+ * Makes one call to Restate: 503 `restate_unavailable` when Restate cannot be reached, the call times out or is aborted,
+ * or Restate answers 503; {@link RestateCallError} for another error status.
  */
 export async function restateCall<T>(call: () => PromiseLike<T>): Promise<T> {
   try {
     return await call()
   } catch (error) {
-    throw asGatewayFailure(error)
+    if (error instanceof GatewayError) throw error
+    if (!(error instanceof clients.HttpCallError)) throw new GatewayError('restate_unavailable', `Restate is unreachable (${describeFailure(error)})`, { cause: error })
+    const { message, source } = restateErrorBody(error.responseText)
+    if (error.status === 503) throw new GatewayError('restate_unavailable', `Restate is unavailable: ${message}`, { cause: error })
+    throw new RestateCallError(error.status, message, source)
   }
 }
 
@@ -50,20 +53,14 @@ export async function answeredWithin<T>(waitMs: number, call: (timeout: { timeou
   }
 }
 
-function asGatewayFailure(error: unknown): GatewayError | RestateCallError {
-  if (error instanceof GatewayError) return error
-  if (!(error instanceof clients.HttpCallError)) return new GatewayError('restate_unavailable', `Restate is unreachable (${describeFailure(error)})`, { cause: error })
-  let message = error.responseText
-  let source: string | undefined
+/** The `message` (and `source`) of a Restate error body; the raw text when it is not JSON. */
+export function restateErrorBody(text: string): { message: string; source?: string } {
   try {
-    const parsed = JSON.parse(error.responseText) as { message?: unknown; source?: unknown }
-    if (typeof parsed.message === 'string') message = parsed.message
-    if (typeof parsed.source === 'string') source = parsed.source
+    const { message, source } = JSON.parse(text) as { message?: unknown; source?: unknown }
+    return { message: typeof message === 'string' ? message : text, ...(typeof source === 'string' ? { source } : {}) }
   } catch {
-    // not JSON: keep the raw text
+    return { message: text }
   }
-  if (error.status === 503) return new GatewayError('restate_unavailable', `Restate is unavailable: ${message}`, { cause: error })
-  return new RestateCallError(error.status, message, source)
 }
 
 /** A short reason for a failed request: `timed out`, `aborted`, or the network error's code (`ECONNREFUSED`). */
@@ -76,13 +73,15 @@ export function describeFailure(error: unknown): string {
   return 'code' in cause && typeof cause.code === 'string' ? cause.code : cause.message
 }
 
-/** The default and longest time one held call (an attach, a waiting admission) lasts before it is made again. */
+/**
+ * The default and longest time one held call (an attach, a waiting admission, a parked event watch) lasts before it is
+ * made again: Node's `fetch` gives up on a response whose headers have not come within 300 s.
+ */
 export const MAX_HOLD_MS = 240_000
 
 /**
- * Makes a call that is held until its answer comes (an attach, an admission with an idempotency key), however long
- * that takes, until `signal` aborts: each try is given up after `renewMs`, below the 300 s Node's `fetch` waits for
- * headers, and made again; Restate answers the same invocation each time. Only the renewal's own timeout is retried.
+ * Makes a call held until its answer comes, however long, until `signal` aborts: each try is given up after `renewMs`
+ * and made again (Restate answers the same invocation each time). Only the renewal's own timeout is retried.
  */
 export async function heldCall<T>(call: (signal: AbortSignal) => PromiseLike<T>, signal: AbortSignal, renewMs: number): Promise<T> {
   for (;;) {
