@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import * as clients from '@restatedev/restate-sdk-clients'
 import { admissionInterface } from '../contract/admission'
-import type { AdmissionRefusal, PromptAdmission, PromptAdmissionRequest, SteeringAdmission, SteeringAdmissionRequest } from '../contract/admission'
+import type { AdmissionRefusal, PromptAdmissionRequest, SteeringAdmissionRequest } from '../contract/admission'
 import { GatewayError } from './errors'
-import { answeredWithin, heldCall } from './restate-ingress'
-import type { RestateIngress } from './restate-ingress'
+import { answeredWithin, heldCall, type RestateIngress } from './restate-ingress'
 import { BUSY_RETRY_AFTER_SECONDS } from './tenant-limits'
 
 /**
- * The default of how long a prompt or a message waits for the tenant's admission to answer. Past it no services
- * process is taking work (they are down or restarting): Restate keeps the request, admits it when they are back, and
- * the client is answered 202 without an id.
+ * Default wait for the tenant's admission to answer a prompt or a message. Past it no services process is taking work:
+ * Restate keeps the request and admits it when they are back, and the client is answered 202 without an id.
  */
 export const ADMISSION_WAIT_MS = 10_000
 
@@ -19,31 +17,22 @@ export type AdmissionWait = { kind: 'bounded'; waitMs: number } | { kind: 'held'
 
 /** Admits a prompt in `admission/<tenant>`: its run's id and whether it is queued; undefined when the admission did not answer in time. */
 export async function admitPrompt(ingress: RestateIngress, tenant: string, request: PromptAdmissionRequest, wait: AdmissionWait): Promise<{ invocationId: string; queued: boolean } | undefined> {
-  const admission = await ask<PromptAdmission>(wait, options => ingress.client.client(admissionInterface, tenant).admit(request, clients.rpc.opts(options)))
+  const admit = (options: CallOptions) => ingress.client.client(admissionInterface, tenant).admit(request, clients.rpc.opts(options))
+  // Held: one idempotency key for every renewal, so each attaches to the same admission instead of asking again.
+  const idempotencyKey = `admission-${randomUUID()}`
+  const admission = wait.kind === 'held' ? await heldCall(signal => admit({ signal, idempotencyKey }), wait.signal, wait.renewMs) : await answeredWithin(wait.waitMs, admit)
   if (admission === undefined || admission.outcome === 'admitted') return admission
   throw refusalError(admission)
 }
 
-/** Saves a steering message through `admission/<tenant>`: its id; undefined when the admission did not answer in time. */
+/** Saves a steering message through `admission/<tenant>`: its id; undefined when the admission did not answer within `waitMs`. */
 export async function admitSteering(ingress: RestateIngress, tenant: string, request: SteeringAdmissionRequest, waitMs: number): Promise<string | undefined> {
-  const admission = await ask<SteeringAdmission>({ kind: 'bounded', waitMs }, options => ingress.client.client(admissionInterface, tenant).steer(request, clients.rpc.opts(options)))
+  const admission = await answeredWithin(waitMs, options => ingress.client.client(admissionInterface, tenant).steer(request, clients.rpc.opts(options)))
   if (admission === undefined || admission.outcome === 'saved') return admission?.messageId
   throw refusalError(admission)
 }
 
 type CallOptions = { timeout: number } | { signal: AbortSignal; idempotencyKey: string }
-
-/**
- * Calls the admission. Bounded: undefined when it has not answered within the wait (the call stays in Restate).
- * Held: with an idempotency key of its own, so each renewal attaches to the same admission instead of asking again.
- */
-async function ask<T>(wait: AdmissionWait, call: (options: CallOptions) => PromiseLike<T>): Promise<T | undefined> {
-  if (wait.kind === 'held') {
-    const idempotencyKey = `admission-${randomUUID()}`
-    return heldCall(signal => call({ signal, idempotencyKey }), wait.signal, wait.renewMs)
-  }
-  return answeredWithin(wait.waitMs, call)
-}
 
 function refusalError(refusal: AdmissionRefusal): GatewayError {
   if (refusal.outcome === 'idempotency_key_reused') {

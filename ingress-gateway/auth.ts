@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import type { GatewayConfig } from './config'
 import { GatewayError } from './errors'
 import type { RateLimiter } from './tenant-limits'
@@ -16,31 +16,27 @@ export interface GatewayAuth {
   /** Sets `request.tenant` or throws 401 `unauthorized`. Open mode lets everyone in as tenant `open`. */
   authenticate(request: FastifyRequest): void
   /** {@link GatewayAuth.authenticate} as an `onRequest` hook. */
-  requireApiKey: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  requireApiKey: (request: FastifyRequest) => Promise<void>
 }
 
 const BEARER = /^Bearer +(\S+) *$/i
 
-/**
- * Builds {@link GatewayAuth} from the configured keys (compared in constant time). With a `rateLimiter`, every
- * request that carries a valid key spends one of its tenant's tokens (429 `rate_limited` when none is left).
- */
-export function createAuth(config: Pick<GatewayConfig, 'apiKeys' | 'open'>, rateLimiter?: RateLimiter): GatewayAuth {
+/** Builds {@link GatewayAuth} (keys compared in constant time); each authorized request spends one of its tenant's rate tokens. */
+export function createAuth(config: Pick<GatewayConfig, 'apiKeys' | 'open'>, rateLimiter: RateLimiter): GatewayAuth {
   const ring = createKeyRing(config.apiKeys)
-  const authenticate = (request: FastifyRequest): void => {
-    if (config.open) {
-      request.tenant = OPEN_TENANT
-      rateLimiter?.take(OPEN_TENANT)
-      return
-    }
+  const tenantOf = (request: FastifyRequest): string => {
+    if (config.open) return OPEN_TENANT
     const header = request.headers.authorization
     if (header === undefined) throw new GatewayError('unauthorized', 'missing Authorization: Bearer <api key> header')
     const key = BEARER.exec(header)?.[1]
     if (key === undefined) throw new GatewayError('unauthorized', 'the Authorization header must be "Bearer <api key>"')
     const tenant = ring.tenantFor(key)
     if (tenant === undefined) throw new GatewayError('unauthorized', 'unknown API key')
-    request.tenant = tenant
-    rateLimiter?.take(tenant)
+    return tenant
+  }
+  const authenticate = (request: FastifyRequest): void => {
+    request.tenant = tenantOf(request)
+    rateLimiter.take(request.tenant)
   }
   return { authenticate, requireApiKey: async (request) => authenticate(request) }
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { DEFAULT_LIVE_REFRESH_MS } from './live-replicas'
-import { DEFAULT_FEED_OPTIONS, MAX_WATCH_TIMEOUT_MS } from './session-feeds'
+import { MAX_HOLD_MS } from './restate-ingress'
 import { DEFAULT_TENANT_LIMITS, type TenantLimits } from './tenant-limits'
 
 /** Everything the gateway needs to run. Restate is reached only through these URLs (tests point them anywhere). */
@@ -9,9 +9,8 @@ export interface GatewayConfig {
   apiKeys: readonly string[]
   /** Open dev mode: no auth, every caller is tenant `open`. Only when no keys are configured. */
   open: boolean
-  /** Restate ingress base URL, without a trailing slash. */
+  /** Restate ingress and admin API base URLs, without a trailing slash. */
   restateIngressUrl: string
-  /** Restate admin API base URL, without a trailing slash. */
   restateAdminUrl: string
   port: number
   host: string
@@ -25,27 +24,18 @@ export interface GatewayConfig {
   /** Per-tenant limits; each missing one takes its default from {@link DEFAULT_TENANT_LIMITS}. */
   limits?: Partial<TenantLimits>
   /**
-   * The services' live hubs, the source of `model:delta` events on the event stream, with the shared
-   * `ZIDANE_LIVE_TOKEN`: the fixed `urls` (`ZIDANE_LIVE_URLS`, one per replica), or else those the replicas registered
-   * in Restate, read at `registryUrl` every `refreshMs` (`ZIDANE_LIVE_REFRESH_MS`). Absent: durable events only.
+   * The services' live hubs (`model:delta` events) with their `ZIDANE_LIVE_TOKEN`: the fixed `urls` (`ZIDANE_LIVE_URLS`),
+   * or else those the replicas registered in Restate, read at `registryUrl` every `refreshMs`. Absent: durable events only.
    */
   live?: { token: string; urls?: string[]; registryUrl?: string; refreshMs?: number }
   /**
-   * Longest a viewer's shared watch stays parked in Restate before it is renewed (`GATEWAY_EVENT_WATCH_MS`, default
-   * and most 240000): an idle followed session costs three short invocations per period (the watch, its subscribe and
-   * its unsubscribe), whatever the number of its viewers.
+   * Longest a session's shared watch stays parked in Restate before it is renewed (`GATEWAY_EVENT_WATCH_MS`, default and
+   * most 240000): an idle followed session costs three short invocations per period, whatever its number of viewers.
    */
   eventWatchMs?: number
-  /**
-   * Longest one held call of `?wait=true` (its admission, then its attach) lasts before it is renewed (default and most
-   * 240000, see `MAX_HOLD_MS`); tests shorten it. The request itself waits until the run ends.
-   */
+  /** Longest one held call of `?wait=true` (its admission, then its attach) lasts before it is renewed (default and most 240000). */
   attachTimeoutMs?: number
-  /**
-   * How long a prompt, a message or an answer waits for the services to answer before it is answered 202 without them
-   * (down or restarting: Restate keeps the request and runs it when they are back). Default 10000 (answers 5000);
-   * tests shorten it.
-   */
+  /** How long a prompt, message or answer waits for the services before it is answered 202 (default 10000; answers 5000). */
   servicesWaitMs?: number
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
   logger?: boolean
@@ -55,27 +45,21 @@ export interface GatewayConfig {
 
 /** Thrown when the environment does not describe a runnable gateway; the message says what to set. */
 export class GatewayConfigError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'GatewayConfigError'
-  }
+  override readonly name = 'GatewayConfigError'
 }
 
+/** The shortest API key and answer secret the gateway accepts: shorter ones are guessable. */
 const MIN_SECRET_LENGTH = 16
-const ONE_MIB = 1024 * 1024
-
-/** The shortest API key the gateway accepts: shorter keys are guessable. */
-export const MIN_API_KEY_LENGTH = 16
 
 /** Default of {@link GatewayConfig.requestTimeoutMs}: 30 s to send a request (not to get the answer). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
-/** Throws {@link GatewayConfigError} when a key is shorter than {@link MIN_API_KEY_LENGTH} (the key itself is not printed). */
+/** Throws {@link GatewayConfigError} when a key is shorter than {@link MIN_SECRET_LENGTH} (the key itself is not printed). */
 export function checkApiKeyLengths(apiKeys: readonly string[]): void {
-  const short = apiKeys.findIndex((key) => key.length < MIN_API_KEY_LENGTH)
+  const short = apiKeys.findIndex((key) => key.length < MIN_SECRET_LENGTH)
   if (short < 0) return
   throw new GatewayConfigError(
-    `API key ${short + 1} of GATEWAY_API_KEYS has ${apiKeys[short]?.length ?? 0} characters; every key needs at least ${MIN_API_KEY_LENGTH} (generate one with: openssl rand -hex 24).`,
+    `API key ${short + 1} of GATEWAY_API_KEYS has ${apiKeys[short]?.length ?? 0} characters; every key needs at least ${MIN_SECRET_LENGTH} (generate one with: openssl rand -hex 24).`,
   )
 }
 
@@ -94,18 +78,14 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   const port = integerVariable(env, 'GATEWAY_PORT', 3000, 0, 65535)
   const restateIngressUrl = urlVariable(env, 'RESTATE_INGRESS_URL', 'http://127.0.0.1:8080')
   return {
-    apiKeys,
-    open,
-    restateIngressUrl,
+    apiKeys, open, host, port, restateIngressUrl,
     restateAdminUrl: urlVariable(env, 'RESTATE_ADMIN_URL', 'http://127.0.0.1:9070'),
-    port,
-    host,
     publicUrl: urlVariable(env, 'GATEWAY_PUBLIC_URL', defaultPublicUrl(host, port)),
     answerSecret: answerSecret(env, apiKeys),
-    bodyLimitBytes: integerVariable(env, 'GATEWAY_BODY_LIMIT_BYTES', ONE_MIB, 1, Number.MAX_SAFE_INTEGER),
+    bodyLimitBytes: integerVariable(env, 'GATEWAY_BODY_LIMIT_BYTES', 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
     requestTimeoutMs: integerVariable(env, 'GATEWAY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, 3_600_000),
     limits: tenantLimits(env),
-    eventWatchMs: integerVariable(env, 'GATEWAY_EVENT_WATCH_MS', DEFAULT_FEED_OPTIONS.watchTimeoutMs, 1_000, MAX_WATCH_TIMEOUT_MS),
+    eventWatchMs: integerVariable(env, 'GATEWAY_EVENT_WATCH_MS', MAX_HOLD_MS, 1_000, MAX_HOLD_MS),
     ...liveHubs(env, restateIngressUrl),
   }
 }
@@ -120,14 +100,16 @@ function liveHubs(env: NodeJS.ProcessEnv, registryUrl: string): Pick<GatewayConf
   return { live: { token, registryUrl, refreshMs: integerVariable(env, 'ZIDANE_LIVE_REFRESH_MS', DEFAULT_LIVE_REFRESH_MS, 100, 600_000) } }
 }
 
+const LIMIT_VARIABLES: Record<keyof TenantLimits, string> = {
+  maxConcurrentRuns: 'GATEWAY_MAX_CONCURRENT_RUNS',
+  maxEventStreams: 'GATEWAY_MAX_EVENT_STREAMS',
+  requestsPerSecond: 'GATEWAY_RATE_PER_SECOND',
+  requestBurst: 'GATEWAY_RATE_BURST',
+}
+
 function tenantLimits(env: NodeJS.ProcessEnv): TenantLimits {
-  const max = 1_000_000
-  return {
-    maxConcurrentRuns: integerVariable(env, 'GATEWAY_MAX_CONCURRENT_RUNS', DEFAULT_TENANT_LIMITS.maxConcurrentRuns, 1, max),
-    maxEventStreams: integerVariable(env, 'GATEWAY_MAX_EVENT_STREAMS', DEFAULT_TENANT_LIMITS.maxEventStreams, 1, max),
-    requestsPerSecond: integerVariable(env, 'GATEWAY_RATE_PER_SECOND', DEFAULT_TENANT_LIMITS.requestsPerSecond, 1, max),
-    requestBurst: integerVariable(env, 'GATEWAY_RATE_BURST', DEFAULT_TENANT_LIMITS.requestBurst, 1, max),
-  }
+  const entries = Object.entries(LIMIT_VARIABLES).map(([limit, name]) => [limit, integerVariable(env, name, DEFAULT_TENANT_LIMITS[limit as keyof TenantLimits], 1, 1_000_000)])
+  return Object.fromEntries(entries) as TenantLimits
 }
 
 /**
@@ -154,8 +136,7 @@ function defaultPublicUrl(host: string, port: number): string {
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
-  const trimmed = value?.trim()
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed
+  return value?.trim() || undefined
 }
 
 function integerVariable(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -168,12 +149,8 @@ function integerVariable(env: NodeJS.ProcessEnv, name: string, fallback: number,
 
 function urlVariable(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
   const raw = nonEmpty(env[name]) ?? fallback
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new GatewayConfigError(`${name} must be an absolute http(s) URL, got "${raw}".`)
-  }
+  const url = URL.parse(raw)
+  if (url === null) throw new GatewayConfigError(`${name} must be an absolute http(s) URL, got "${raw}".`)
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new GatewayConfigError(`${name} must be an http(s) URL, got "${raw}".`)
   return raw.replace(/\/+$/, '')
 }
