@@ -1,5 +1,5 @@
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { RouteTable } from './route-table'
 
 /**
  * Every error the gateway answers with: a stable code, its HTTP status and what it means. Codes are permanent (clients
@@ -37,74 +37,45 @@ export type GatewayErrorCode = keyof typeof GATEWAY_ERROR_CODES
 
 /** An error the gateway answers with as `{ error: { code, message } }` and the code's status. */
 export class GatewayError extends Error {
-  readonly code: GatewayErrorCode
+  override readonly name = 'GatewayError'
   readonly statusCode: number
   /** Sent as `Retry-After` (seconds) with the response, for limits. */
   readonly retryAfterSeconds: number | undefined
 
-  constructor(code: GatewayErrorCode, message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+  constructor(readonly code: GatewayErrorCode, message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(message, options)
-    this.name = 'GatewayError'
-    this.code = code
     this.statusCode = GATEWAY_ERROR_CODES[code].status
     this.retryAfterSeconds = options?.retryAfterSeconds
   }
 }
 
-/**
- * Restate answered with an error status. `status` is the HTTP status (for an invocation's terminal error, its code);
- * `source` is Restate's `source` field: `invocation` when the handler itself failed.
- */
+/** Restate answered with an error status: `status` (an invocation's terminal error code), `source` (`invocation` when the handler failed). */
 export class RestateCallError extends Error {
-  readonly status: number
-  readonly source: string | undefined
+  override readonly name = 'RestateCallError'
 
-  constructor(status: number, message: string, source?: string) {
+  constructor(readonly status: number, message: string, readonly source?: string) {
     super(message)
-    this.name = 'RestateCallError'
-    this.status = status
-    this.source = source
   }
 }
 
 /** The JSON body of every error response. */
-export interface ErrorBody {
-  error: { code: GatewayErrorCode; message: string }
-}
+export interface ErrorBody { error: { code: GatewayErrorCode; message: string } }
 
 /** Fastify's own error codes that are the client's fault, and the gateway code each becomes. */
 const FASTIFY_CODES: Partial<Record<string, GatewayErrorCode>> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request',
-  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_request',
-  FST_ERR_BAD_URL: 'invalid_request',
-  FST_ERR_MAX_PARAM_LENGTH: 'invalid_request',
-  FST_ERR_ASYNC_CONSTRAINT: 'invalid_request',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large', FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request', FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request', FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_request',
+  FST_ERR_BAD_URL: 'invalid_request', FST_ERR_MAX_PARAM_LENGTH: 'invalid_request', FST_ERR_ASYNC_CONSTRAINT: 'invalid_request',
 }
 
-/** The gateway code of a client error (4xx) some plugin raised with only a status: it stays a 4xx. */
+/** The gateway code of a 4xx some plugin raised with only a status (a static file plugin's 403, …): it stays a 4xx. */
 const CLIENT_STATUS_CODES: Partial<Record<number, GatewayErrorCode>> = {
-  401: 'unauthorized',
-  404: 'route_not_found',
-  405: 'method_not_allowed',
-  408: 'request_timeout',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  429: 'rate_limited',
-  431: 'headers_too_large',
-}
-
-interface ValidationIssue {
-  instancePath: string
-  keyword: string
-  params: Record<string, unknown>
-  message?: string | undefined
+  401: 'unauthorized', 404: 'route_not_found', 405: 'method_not_allowed', 408: 'request_timeout',
+  413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited', 431: 'headers_too_large',
 }
 
 /** A precise one-line message for a schema violation, naming the field: `body.prompt must be string`. */
-export function describeValidation(context: string, issue: ValidationIssue): string {
+export function describeValidation(context: string, issue: { instancePath: string; keyword: string; params: Record<string, unknown>; message?: string | undefined }): string {
   const path = [context, ...issue.instancePath.split('/').filter((part) => part !== '')].join('.')
   const { params } = issue
   if (issue.keyword === 'required') return `${path}.${String(params.missingProperty)} is required`
@@ -120,9 +91,11 @@ function toGatewayError(error: FastifyError | GatewayError | RestateCallError, r
   if (issue !== undefined) return new GatewayError('invalid_request', describeValidation(error.validationContext ?? 'request', issue))
   const mapped = FASTIFY_CODES[error.code]
   if (mapped === 'unsupported_media_type') return unsupportedMediaType(request)
-  if (mapped === 'invalid_request' && error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new GatewayError(mapped, 'body is not valid JSON')
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new GatewayError('invalid_request', 'body is not valid JSON')
   if (mapped !== undefined) return new GatewayError(mapped, error.message)
-  return clientStatusError(error.statusCode) ?? new GatewayError('internal_error', 'internal error')
+  const status = error.statusCode ?? 500
+  if (status < 400 || status > 499) return new GatewayError('internal_error', 'internal error')
+  return new GatewayError(CLIENT_STATUS_CODES[status] ?? 'invalid_request', `the request was refused (${status})`)
 }
 
 /** 415 `unsupported_media_type` for the request's content type (a type other than JSON, or a charset other than UTF-8). */
@@ -130,54 +103,63 @@ export function unsupportedMediaType(request: FastifyRequest): GatewayError {
   return new GatewayError('unsupported_media_type', `content-type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`)
 }
 
-/** A plugin's 4xx (a static file plugin's 403 for a path outside its root, …) stays a 4xx with a gateway code. */
-function clientStatusError(statusCode: number | undefined): GatewayError | undefined {
-  if (statusCode === undefined || statusCode < 400 || statusCode > 499) return undefined
-  return new GatewayError(CLIENT_STATUS_CODES[statusCode] ?? 'invalid_request', `the request was refused (${statusCode})`)
-}
-
-/**
- * Answers `error` as `{ error: { code, message } }` with its code's status: the gateway's error handler, also used as
- * fastify's `frameworkErrors` handler (bad URL encoding, over-long params), which runs before any route.
- */
+/** Answers `error` as `{ error: { code, message } }`: the error handler, and fastify's `frameworkErrors` (before any route). */
 export function replyWithError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const mapped = toGatewayError(error, request)
   if (mapped.code === 'internal_error') request.log.error({ err: error }, 'unhandled gateway error')
   else if (mapped.statusCode >= 500) request.log.warn({ code: mapped.code, message: mapped.message }, 'upstream error')
-  const body: ErrorBody = { error: { code: mapped.code, message: mapped.message } }
   if (mapped.code === 'unauthorized') void reply.header('www-authenticate', 'Bearer')
   if (mapped.retryAfterSeconds !== undefined) void reply.header('retry-after', String(mapped.retryAfterSeconds))
-  return reply.status(mapped.statusCode).send(body)
+  return reply.status(mapped.statusCode).send(errorBody(mapped.code, mapped.message))
+}
+
+function errorBody(code: GatewayErrorCode, message: string): ErrorBody {
+  return { error: { code, message } }
 }
 
 /**
- * Installs the one error handler and the not-found handler: every failure leaves as `{ error: { code, message } }`.
- * A path that a route serves with other methods gets 405 `method_not_allowed` with `Allow` (from `routes`).
+ * Installs the error and not-found handlers (call it before any route is added): a path some route serves with other
+ * methods gets 405 `method_not_allowed` with `Allow`, any other 404 `route_not_found`.
  */
-export function installErrorHandlers(app: FastifyInstance, routes: RouteTable): void {
+export function installErrorHandlers(app: FastifyInstance): void {
+  const routes = new Map<string, { pattern: RegExp; methods: Set<string> }>()
+  app.addHook('onRoute', (route) => {
+    const entry = routes.get(route.url) ?? { pattern: patternOf(route.url), methods: new Set<string>() }
+    for (const method of [route.method].flat()) entry.methods.add(method)
+    routes.set(route.url, entry)
+  })
   app.setErrorHandler(replyWithError)
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? ''
-    const allowed = routes.methodsOf(path)
-    if (allowed.length > 0 && !allowed.includes(request.method)) {
-      const body: ErrorBody = { error: { code: 'method_not_allowed', message: `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}` } }
-      return reply.status(405).header('allow', allowed.join(', ')).send(body)
-    }
-    const body: ErrorBody = { error: { code: 'route_not_found', message: `no route ${request.method} ${path}` } }
-    return reply.status(404).send(body)
+    const allowed = [...new Set([...routes.values()].filter(({ pattern }) => pattern.test(path)).flatMap(({ methods }) => [...methods]))].sort()
+    if (allowed.length === 0 || allowed.includes(request.method)) return reply.status(404).send(errorBody('route_not_found', `no route ${request.method} ${path}`))
+    return reply.status(405).header('allow', allowed.join(', ')).send(errorBody('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`))
   })
+}
+
+/** `/v1/sessions/:sessionId` → `^/v1/sessions/[^/]+$`; a trailing `*` matches the rest of the path. */
+function patternOf(url: string): RegExp {
+  const segments = url.split('/').map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+  return new RegExp(`^${segments.join('/')}$`)
+}
+
+/** Node's HTTP parser and timeout errors, and the gateway code each is answered with. */
+const CLIENT_ERRORS: Partial<Record<string, { code: GatewayErrorCode; message: string; reason: string }>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'request_timeout', message: 'the request did not arrive in time', reason: 'Request Timeout' },
+  HPE_HEADER_OVERFLOW: { code: 'headers_too_large', message: 'the request headers are too large', reason: 'Request Header Fields Too Large' },
+}
+
+/** Fastify's `clientErrorHandler`: a request Node could not parse, or that did not arrive in time, still gets an error body. */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  if (!socket.writable) return void socket.destroy(error)
+  const { code, message, reason } = CLIENT_ERRORS[error.code ?? ''] ?? { code: 'invalid_request', message: `malformed HTTP request (${error.code ?? 'parse error'})`, reason: 'Bad Request' }
+  const text = JSON.stringify(errorBody(code, message))
+  socket.end(`HTTP/1.1 ${GATEWAY_ERROR_CODES[code].status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`)
 }
 
 /** JSON schema of {@link ErrorBody}, used in every route's error responses. */
 export const errorResponseSchema = {
-  type: 'object',
-  description: 'Error: see ERRORS.md for the codes.',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: { code: { type: 'string', enum: Object.keys(GATEWAY_ERROR_CODES) }, message: { type: 'string' } },
-    },
-  },
+  type: 'object', description: 'Error: see ERRORS.md for the codes.', required: ['error'],
+  properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', enum: Object.keys(GATEWAY_ERROR_CODES) }, message: { type: 'string' } } } },
 } as const

@@ -1,12 +1,16 @@
 import { createHash } from 'node:crypto'
 
-// A client's `Idempotency-Key` goes to the tenant's admission object with the fingerprint of the request body: the
-// object remembers each key's fingerprint (for Restate's idempotency retention, one day), so a repeat with the same
-// body answers what the first request started and a reuse with another body is refused (422).
-
 /** The fingerprint of a request body: sha256 of its JSON with object keys sorted, so key order does not matter. */
 export function bodyFingerprint(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('base64url')
+}
+
+/**
+ * The `idempotency` field of an admission request for a client's `Idempotency-Key`: the admission remembers each key's
+ * body fingerprint (one day), so a repeat answers what the first request started and another body gets 422.
+ */
+export function idempotencyOf(key: string | undefined, body: unknown): { idempotency?: { key: string; fingerprint: string } } {
+  return key === undefined ? {} : { idempotency: { key, fingerprint: bodyFingerprint(body) } }
 }
 
 function canonicalJson(value: unknown): string {

@@ -9,54 +9,32 @@ export interface EventLogSource {
   watch(key: string, after: number, timeoutMs: number, signal: AbortSignal): Promise<WatchResult>
 }
 
-/** Timing of the feeds. */
-export interface FeedOptions {
-  /** Longest one parked watch lasts before it is renewed (an idle session costs one invocation per this period). */
-  watchTimeoutMs: number
-  /** Recent events a feed keeps, so that its viewers do not each read them from Restate. */
-  bufferSize: number
-  /** Waits between tries while Restate fails (doubling up to `maxBackoffMs`). */
-  retryMs: number
-  maxBackoffMs: number
+const BUFFER_SIZE = 500
+
+/** Waits before retry number `attempt` (from 0) while Restate fails: 300 ms doubling up to 5 s, or until `signal` aborts. */
+export async function backoff(attempt: number, signal: AbortSignal): Promise<void> {
+  await sleep(Math.min(300 * 2 ** attempt, 5_000), undefined, { signal }).catch(() => undefined)
 }
 
-/**
- * Longest a watch may park: Node's `fetch` gives up on a response whose headers have not come within 300 s, and a
- * parked watch sends none until it returns, so it must end well before that.
- */
-export const MAX_WATCH_TIMEOUT_MS = 240_000
-
-/** Defaults: watches renewed every 4 minutes, the last 500 events kept. */
-export const DEFAULT_FEED_OPTIONS: FeedOptions = { watchTimeoutMs: MAX_WATCH_TIMEOUT_MS, bufferSize: 500, retryMs: 300, maxBackoffMs: 5_000 }
-
 /** What a viewer hears from its feed besides new events: an outage of Restate (once per outage). */
-export interface FeedListener { onError(error: unknown): void }
+type OnError = (error: unknown) => void
 
 /**
- * One feed per session a gateway follows, shared by all its viewers: a single watch parked in Restate (an awakeable
- * the log resolves on its next append) wakes every viewer, and the new events are read once into a buffer the
- * viewers serve from. An idle session costs no invocation per poll; 500 viewers of one session cost one watch.
+ * One feed per followed session, shared by its viewers: one watch parked in Restate (an awakeable the log resolves on
+ * its next append) wakes them all, and new events are read once into a buffer they serve from. An idle session costs
+ * no polling; 500 viewers of one session cost one watch, renewed every `watchTimeoutMs`.
  */
 export class SessionFeeds {
   private readonly feeds = new Map<string, SessionFeed>()
 
-  constructor(private readonly source: EventLogSource, private readonly options: FeedOptions = DEFAULT_FEED_OPTIONS) {}
+  constructor(private readonly source: EventLogSource, private readonly watchTimeoutMs: number) {}
 
   /** Joins the feed of `key` (starting it on first use); the returned function leaves it. */
-  join(key: string, listener: FeedListener): { feed: SessionFeed; leave: () => void } {
-    let feed = this.feeds.get(key)
-    if (!feed) {
-      feed = new SessionFeed(key, this.source, this.options, () => this.feeds.delete(key))
-      this.feeds.set(key, feed)
-    }
-    const joined = feed
-    joined.add(listener)
-    return { feed: joined, leave: () => joined.remove(listener) }
-  }
-
-  /** Sessions followed right now. */
-  get size(): number {
-    return this.feeds.size
+  join(key: string, onError: OnError): { feed: SessionFeed; leave: () => void } {
+    const feed = this.feeds.get(key) ?? new SessionFeed(key, this.source, this.watchTimeoutMs, () => this.feeds.delete(key))
+    this.feeds.set(key, feed)
+    feed.add(onError)
+    return { feed, leave: () => feed.remove(onError) }
   }
 }
 
@@ -64,25 +42,20 @@ export class SessionFeeds {
 export class SessionFeed {
   /** The log's count as last seen. */
   latest = 0
-  private readonly listeners = new Set<FeedListener>()
+  private readonly listeners = new Set<OnError>()
   private buffer: SessionEvent[] = []
   private wakers: Array<() => void> = []
   private readonly stop = new AbortController()
   private running = false
 
-  constructor(
-    private readonly key: string,
-    private readonly source: EventLogSource,
-    private readonly options: FeedOptions,
-    private readonly onIdle: () => void,
-  ) {}
+  constructor(private readonly key: string, private readonly source: EventLogSource, private readonly watchTimeoutMs: number, private readonly onIdle: () => void) {}
 
-  add(listener: FeedListener): void {
+  add(listener: OnError): void {
     this.listeners.add(listener)
     if (!this.running) void this.follow()
   }
 
-  remove(listener: FeedListener): void {
+  remove(listener: OnError): void {
     this.listeners.delete(listener)
     if (this.listeners.size > 0) return
     this.stop.abort()
@@ -130,7 +103,7 @@ export class SessionFeed {
     if (fresh.length === 0) return
     if (last !== undefined && fresh[0]!.seq !== last + 1) this.buffer = [] // a gap: start again from these
     this.buffer.push(...fresh)
-    if (this.buffer.length > this.options.bufferSize) this.buffer = this.buffer.slice(-this.options.bufferSize)
+    if (this.buffer.length > BUFFER_SIZE) this.buffer = this.buffer.slice(-BUFFER_SIZE)
   }
 
   /** The watch loop: parks in Restate, reads what arrived once, wakes the viewers; renews on timeout. */
@@ -139,13 +112,13 @@ export class SessionFeed {
     let failures = 0
     while (!this.stop.signal.aborted) {
       try {
-        const { count } = await this.source.watch(this.key, this.latest, this.options.watchTimeoutMs, this.stop.signal)
+        const { count } = await this.source.watch(this.key, this.latest, this.watchTimeoutMs, this.stop.signal)
         failures = 0
         if (count !== null && count > this.latest) await this.pull(count)
       } catch (error) {
         if (this.stop.signal.aborted) break
-        if (failures++ === 0) for (const listener of this.listeners) listener.onError(error)
-        await sleep(Math.min(this.options.retryMs * 2 ** failures, this.options.maxBackoffMs), undefined, { signal: this.stop.signal }).catch(() => undefined)
+        if (failures++ === 0) for (const listener of this.listeners) listener(error)
+        await backoff(failures, this.stop.signal)
       }
     }
     this.running = false
@@ -154,7 +127,7 @@ export class SessionFeed {
   /** Reads the events up to `count` into the buffer (once for every viewer), then wakes them. */
   private async pull(count: number): Promise<void> {
     let cursor = this.buffer.at(-1)?.seq ?? this.latest
-    if (count - cursor > this.options.bufferSize) cursor = count - this.options.bufferSize
+    if (count - cursor > BUFFER_SIZE) cursor = count - BUFFER_SIZE
     while (cursor < count) {
       const page = await this.source.read(this.key, cursor, Math.min(500, count - cursor))
       this.remember(page.events)

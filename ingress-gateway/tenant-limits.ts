@@ -18,11 +18,6 @@ export const DEFAULT_TENANT_LIMITS: TenantLimits = { maxConcurrentRuns: 20, maxE
 /** How long a client is told to wait (`Retry-After`, seconds) when it holds too many runs or streams. */
 export const BUSY_RETRY_AFTER_SECONDS = 5
 
-interface Bucket {
-  tokens: number
-  updatedMs: number
-}
-
 /** A token bucket per tenant: `take` spends one request or throws 429 `rate_limited` with `Retry-After`. */
 export interface RateLimiter {
   take(tenant: string): void
@@ -30,7 +25,7 @@ export interface RateLimiter {
 
 /** Builds a {@link RateLimiter}; `nowMs` is the clock (tests drive it by hand). */
 export function createRateLimiter(limits: Pick<TenantLimits, 'requestsPerSecond' | 'requestBurst'>, nowMs: () => number = Date.now): RateLimiter {
-  const buckets = new Map<string, Bucket>()
+  const buckets = new Map<string, { tokens: number; updatedMs: number }>()
   return {
     take(tenant) {
       const now = nowMs()
@@ -44,32 +39,6 @@ export function createRateLimiter(limits: Pick<TenantLimits, 'requestsPerSecond'
       }
       const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / limits.requestsPerSecond))
       throw new GatewayError('rate_limited', `too many requests for this API key (at most ${limits.requestsPerSecond}/s, bursts of ${limits.requestBurst})`, { retryAfterSeconds })
-    },
-  }
-}
-
-/** Counts something a tenant holds (open streams): `acquire` returns the release function. */
-export interface TenantCounter {
-  count(tenant: string): number
-  acquire(tenant: string): () => void
-}
-
-/** Builds an in-memory {@link TenantCounter}; each release counts once. */
-export function createTenantCounter(): TenantCounter {
-  const counts = new Map<string, number>()
-  const count = (tenant: string): number => counts.get(tenant) ?? 0
-  return {
-    count,
-    acquire(tenant) {
-      counts.set(tenant, count(tenant) + 1)
-      let released = false
-      return () => {
-        if (released) return
-        released = true
-        const left = count(tenant) - 1
-        if (left <= 0) counts.delete(tenant)
-        else counts.set(tenant, left)
-      }
     },
   }
 }

@@ -1,28 +1,28 @@
 import * as clients from '@restatedev/restate-sdk-clients'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import type { AnswerResult, QuestionCloseReason } from '../../contract/session'
-import type { OwnedAnswerRequest } from '../../contract/session'
 import { resumerInterface } from '../../contract/interfaces'
+import type { AnswerResult, QuestionCloseReason } from '../../contract/session'
 import { verifyAnswerToken } from '../answer-token'
+import type { RouteDependencies } from '../app'
 import type { GatewayAuth } from '../auth'
 import { describeValidation, GatewayError } from '../errors'
 import { answeredWithin } from '../restate-ingress'
-import type { RestateIngress } from '../restate-ingress'
 import { bearerSecurity, errorResponses, querySchema } from '../schemas'
 import { sessionKey } from '../tenancy'
-import type { RouteDependencies } from './route-dependencies'
 
+/** An answer: any JSON value (`answer`), or an approval's decision. */
 interface ResolveRoute {
   Params: { id: string }
   Querystring: { token?: string }
-  Body: AnswerBody
+  Body: { answer?: unknown; decision?: 'approve' | 'deny'; reason?: string }
 }
-
-/** An answer: any JSON value (`answer`), or an approval's decision. */
-interface AnswerBody { answer?: unknown; decision?: 'approve' | 'deny'; reason?: string }
 
 /** `request.tenant` of a request authorized by an answer token instead of an API key. */
 const TOKEN_HOLDER = ''
+
+function answerStatus(status: string) {
+  return { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string', enum: [status] } } } as const
+}
 
 const schema = {
   summary: 'Answer a pending question',
@@ -32,12 +32,7 @@ const schema = {
     "answers 409 `question_closed`. One call to the question's resumer checks the owner and answers; while the services are down it is answered 202 after 5 s.",
   tags: ['questions'],
   security: [...bearerSecurity, {}],
-  params: {
-    type: 'object',
-    required: ['id'],
-    additionalProperties: false,
-    properties: { id: { type: 'string', minLength: 1, maxLength: 512, description: 'The question id (`pending[].id`).' } },
-  },
+  params: { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', minLength: 1, maxLength: 512, description: 'The question id (`pending[].id`).' } } },
   querystring: querySchema({ token: { type: 'string', minLength: 1, maxLength: 128, description: "The token of the question's answerUrl." } }),
   body: {
     type: 'object',
@@ -55,11 +50,8 @@ const schema = {
     dependencies: { reason: ['decision'] },
   },
   response: {
-    200: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string', enum: ['answered'] } } },
-    202: {
-      description: 'The services are not running: the answer is queued in Restate and delivered when they are back.',
-      type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string', enum: ['accepted'] } },
-    },
+    200: answerStatus('answered'),
+    202: { description: 'The services are not running: the answer is queued in Restate and delivered when they are back.', ...answerStatus('accepted') },
     ...errorResponses,
   },
 } as const
@@ -78,64 +70,50 @@ const CLOSE_REASONS: Record<QuestionCloseReason, string> = {
   expired: 'its deadline passed',
 }
 
-/** The default of how long an answer waits for the resumer's verdict before it is reported as accepted (queued in Restate). */
+/** The default of how long an answer waits for the resumer's verdict before it is answered 202 (queued in Restate). */
 const ANSWER_WAIT_MS = 5_000
 
 /** `POST /v1/awakeables/:id/resolve`: answer a question with an API key or an answer-link token. */
 export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, config }) => {
-  app.post<ResolveRoute>(
-    '/v1/awakeables/:id/resolve',
-    { onRequest: keyOrToken(auth, config.answerSecret), schema },
-    async (request, reply) => {
-      const { id } = request.params
-      // `.` and `..` would be resolved away in the URL to Restate: no question has such an id.
-      if (id === '.' || id === '..') throw notFound(id)
-      const { answer, decision, reason } = request.body
-      const owner = request.tenant === TOKEN_HOLDER ? {} : { owner: sessionKey(request.tenant, '') }
-      const result = await answerQuestion(ingress, id, config.servicesWaitMs ?? ANSWER_WAIT_MS, { answer: decision === undefined ? answer : { decision, ...(reason === undefined ? {} : { reason }) }, ...owner })
-      if (result === undefined) return reply.code(202).send({ id, status: 'accepted' as const })
-      if (result.outcome === 'answered') return { id, status: 'answered' as const }
-      const code = OUTCOME_ERRORS[result.outcome]
-      if (code === 'question_not_found') throw notFound(id)
-      const why = result.outcome === 'closed' ? `: ${CLOSE_REASONS[result.reason ?? 'finished']}` : ''
-      throw new GatewayError(code, `question ${id} is ${result.outcome.replace('_', ' ')}${why}`)
-    },
-  )
-}
-
-/**
- * Sends the answer to the question's resumer, which checks the owner (an API key answers its own tenant's questions
- * only: another's is `unknown`) and that it is open, in one call. Undefined when the resumer has not answered within
- * `waitMs`: the services are down, the answer stays queued in Restate and is delivered when they are back.
- */
-async function answerQuestion(ingress: RestateIngress, id: string, waitMs: number, request: OwnedAnswerRequest): Promise<AnswerResult | undefined> {
-  return answeredWithin(waitMs, timeout => ingress.client.client(resumerInterface, id).answer(request, clients.rpc.opts(timeout)))
+  app.post<ResolveRoute>('/v1/awakeables/:id/resolve', { onRequest: keyOrToken(auth, config.answerSecret), schema }, async (request, reply) => {
+    const { id } = request.params
+    // `.` and `..` would be resolved away in the URL to Restate: no question has such an id.
+    if (id === '.' || id === '..') throw notFound(id)
+    const { answer, decision, reason } = request.body
+    // The resumer checks the owner (an API key answers only its tenant's questions: another's is `unknown`) and that
+    // the question is open, in one call; undefined when it did not answer in time (the answer stays queued in Restate).
+    const owner = request.tenant === TOKEN_HOLDER ? {} : { owner: sessionKey(request.tenant, '') }
+    const answerRequest = { answer: decision === undefined ? answer : { decision, ...(reason === undefined ? {} : { reason }) }, ...owner }
+    const result = await answeredWithin(config.servicesWaitMs ?? ANSWER_WAIT_MS, timeout => ingress.client.client(resumerInterface, id).answer(answerRequest, clients.rpc.opts(timeout)))
+    if (result === undefined) return reply.code(202).send({ id, status: 'accepted' as const })
+    if (result.outcome === 'answered') return { id, status: 'answered' as const }
+    const code = OUTCOME_ERRORS[result.outcome]
+    if (code === 'question_not_found') throw notFound(id)
+    const why = result.outcome === 'closed' ? `: ${CLOSE_REASONS[result.reason ?? 'finished']}` : ''
+    throw new GatewayError(code, `question ${id} is ${result.outcome.replace('_', ' ')}${why}`)
+  })
 }
 
 /**
  * A `token` in the query authorizes by itself (403 `bad_token` when wrong); without one the API key is required. The
- * query is checked against the route schema first, so a repeated `token` or an unknown parameter gets 400
- * `invalid_request`, as on every route, rather than 403.
+ * query is validated first, so a repeated `token` or an unknown parameter gets 400 `invalid_request` rather than 403.
  */
 function keyOrToken(auth: GatewayAuth, secret: string) {
   return async (request: FastifyRequest): Promise<void> => {
     const { token } = request.query as { token?: unknown }
     if (token === undefined) return auth.authenticate(request)
-    checkQuery(request)
+    // The route's own querystring validator, which fastify would run only after this hook.
+    const validate = request.getValidationFunction('querystring')
+    if (validate !== undefined && !validate(request.query)) {
+      const [issue] = validate.errors ?? []
+      throw new GatewayError('invalid_request', issue === undefined ? 'querystring is invalid' : describeValidation('querystring', issue))
+    }
     const { id } = request.params as { id?: unknown }
     if (typeof token !== 'string' || typeof id !== 'string' || !verifyAnswerToken(secret, id, token)) {
       throw new GatewayError('bad_token', 'the answer token does not match this question')
     }
     request.tenant = TOKEN_HOLDER
   }
-}
-
-/** Validates `request.query` with the route's own querystring validator (the one fastify runs later, after auth). */
-function checkQuery(request: FastifyRequest): void {
-  const validate = request.getValidationFunction('querystring')
-  if (validate === undefined || validate(request.query)) return
-  const [issue] = validate.errors ?? []
-  throw new GatewayError('invalid_request', issue === undefined ? 'querystring is invalid' : describeValidation('querystring', issue))
 }
 
 function notFound(id: string): GatewayError {

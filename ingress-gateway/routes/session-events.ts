@@ -1,18 +1,16 @@
 import * as clients from '@restatedev/restate-sdk-clients'
 import type { FastifyPluginAsync } from 'fastify'
 import { eventLogInterface, eventWatchInterface } from '../../contract/interfaces'
+import type { RouteDependencies } from '../app'
 import { watchClient } from '../client-watch'
 import { GatewayError } from '../errors'
-import { DEFAULT_EVENT_STREAM_TIMING, EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
+import { EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
 import { streamLiveEvents } from '../live-sse'
-import { restateCall } from '../restate-ingress'
-import type { RestateIngress } from '../restate-ingress'
-import { DEFAULT_FEED_OPTIONS, SessionFeeds } from '../session-feeds'
-import type { EventLogSource } from '../session-feeds'
-import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
-import { BUSY_RETRY_AFTER_SECONDS, createTenantCounter } from '../tenant-limits'
+import { MAX_HOLD_MS, restateCall, type RestateIngress } from '../restate-ingress'
+import { SessionFeeds, type EventLogSource } from '../session-feeds'
+import { errorResponses, querySchema, sessionRouteSchema, type SessionParams } from '../schemas'
+import { BUSY_RETRY_AFTER_SECONDS } from '../tenant-limits'
 import { sessionKey } from '../tenancy'
-import type { RouteDependencies } from './route-dependencies'
 import { existingInvocation } from './sessions'
 
 const schema = {
@@ -23,14 +21,9 @@ const schema = {
     'New events are pushed: an idle session costs no polling. `HEAD` answers at once with the stream headers. ' +
     'While a model step runs, `model:delta` events (text and thinking, with `runId`, `turn`, `attempt`, `offset`, `text` and a child\'s `label`) stream live without an `id`; ' +
     '`model:superseded` says an earlier attempt of the step is void. The durable `turn:end` is authoritative. After the missed durable events, a viewer gets the attempt in progress from its start.',
-  tags: ['sessions'],
-  security: bearerSecurity,
-  params: sessionParamsSchema,
+  ...sessionRouteSchema,
   querystring: querySchema({ after: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999, description: 'Send events with `seq` greater than this (at most 15 digits, as `Last-Event-ID`). `Last-Event-ID` wins when both are given.' } }),
-  headers: {
-    type: 'object',
-    properties: { 'last-event-id': { type: 'string', pattern: '^[0-9]{1,15}$' } },
-  },
+  headers: { type: 'object', properties: { 'last-event-id': { type: 'string', pattern: '^[0-9]{1,15}$' } } },
   response: {
     200: { description: 'An endless `text/event-stream`.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
     ...errorResponses,
@@ -40,62 +33,53 @@ const schema = {
 /** `GET /v1/sessions/:sessionId/events`: the session's event log as a live SSE stream. */
 export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, live, config }) => {
   const source = eventLogSource(ingress)
-  const feeds = new SessionFeeds(source, { ...DEFAULT_FEED_OPTIONS, watchTimeoutMs: config.eventWatchMs ?? DEFAULT_FEED_OPTIONS.watchTimeoutMs })
+  const feeds = new SessionFeeds(source, config.eventWatchMs ?? MAX_HOLD_MS)
   const openStreams = new Set<AbortController>()
-  const streamsOfTenant = createTenantCounter()
+  const streamsOfTenant = new Map<string, number>()
   // Streams never end on their own; without this, closing the app would wait for every client to leave.
   app.addHook('preClose', async () => {
     for (const stream of openStreams) stream.abort()
   })
-  app.get<{ Params: SessionParams; Querystring: { after?: number }; Headers: { 'last-event-id'?: string } }>(
-    '/v1/sessions/:sessionId/events',
-    { onRequest: auth.requireApiKey, schema },
-    async (request, reply) => {
-      const key = sessionKey(request.tenant, request.params.sessionId)
-      if (request.method === 'HEAD') {
-        await existingInvocation(ingress, key)
-        return reply.status(200).headers(EVENT_STREAM_HEADERS).send()
-      }
-      if (streamsOfTenant.count(request.tenant) >= limits.maxEventStreams) {
-        throw new GatewayError('too_many_streams', `this API key already has ${limits.maxEventStreams} event streams open`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
-      }
-      // Watched from the start: a client that leaves during the check below frees its slot and gets no stream.
-      const client = watchClient(reply)
-      const shutdown = new AbortController()
-      const release = streamsOfTenant.acquire(request.tenant)
-      openStreams.add(shutdown)
-      try {
-        await existingInvocation(ingress, key)
-        reply.hijack()
-        if (client.signal.aborted) return
-        const gone = AbortSignal.any([client.signal, shutdown.signal])
-        const after = resumePoint(request.headers['last-event-id'], request.query.after)
-        await streamEvents(reply.raw, feeds, source, key, after, gone, DEFAULT_EVENT_STREAM_TIMING, () => streamLiveEvents(reply.raw, live, key, gone))
-      } finally {
-        openStreams.delete(shutdown)
-        client.dispose()
-        release()
-      }
-    },
-  )
+  app.get<{ Params: SessionParams; Querystring: { after?: number }; Headers: { 'last-event-id'?: string } }>('/v1/sessions/:sessionId/events', { onRequest: auth.requireApiKey, schema }, async (request, reply) => {
+    const { tenant } = request
+    const key = sessionKey(tenant, request.params.sessionId)
+    if (request.method === 'HEAD') {
+      await existingInvocation(ingress, key)
+      return reply.status(200).headers(EVENT_STREAM_HEADERS).send()
+    }
+    const open = streamsOfTenant.get(tenant) ?? 0
+    if (open >= limits.maxEventStreams) throw new GatewayError('too_many_streams', `this API key already has ${limits.maxEventStreams} event streams open`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
+    // Watched from the start: a client that leaves during the check below frees its slot and gets no stream.
+    const client = watchClient(reply)
+    const shutdown = new AbortController()
+    streamsOfTenant.set(tenant, open + 1)
+    openStreams.add(shutdown)
+    try {
+      await existingInvocation(ingress, key)
+      reply.hijack()
+      if (client.signal.aborted) return
+      const gone = AbortSignal.any([client.signal, shutdown.signal])
+      const lastEventId = request.headers['last-event-id']
+      const after = lastEventId === undefined ? (request.query.after ?? 0) : Number(lastEventId)
+      await streamEvents(reply.raw, feeds, source, key, after, gone, () => streamLiveEvents(reply.raw, live, key, gone))
+    } finally {
+      openStreams.delete(shutdown)
+      client.dispose()
+      const left = (streamsOfTenant.get(tenant) ?? 1) - 1
+      if (left > 0) streamsOfTenant.set(tenant, left)
+      else streamsOfTenant.delete(tenant)
+    }
+  })
 }
 
 /** The session event logs through the ingress: `events/<key>/read` (shared), and `event_watch/wait` parked in Restate. */
 function eventLogSource(ingress: RestateIngress): EventLogSource {
   return {
     read: (key, after, limit) => restateCall(() => ingress.client.client(eventLogInterface, key).read({ after, limit })),
-    // The call is held open while the watch is parked: its own deadline is the watch's, plus a margin.
+    // Held open while the watch is parked: the call's own deadline is the watch's plus a 10 s margin.
     watch: (key, after, timeoutMs, signal) => {
-      const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + WATCH_MARGIN_MS)])
+      const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + 10_000)])
       return restateCall(() => ingress.client.client(eventWatchInterface).wait({ key, after, timeoutMs }, clients.rpc.opts({ signal: deadline })))
     },
   }
-}
-
-/** How long a parked watch's call is given beyond the watch's own timeout. */
-const WATCH_MARGIN_MS = 10_000
-
-/** The `seq` to stream after: `Last-Event-ID` wins over `?after=`. */
-function resumePoint(lastEventId: string | undefined, after: number | undefined): number {
-  return lastEventId === undefined ? (after ?? 0) : Number(lastEventId)
 }

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { ADMISSION_WAIT_MS, admitSteering } from '../admission'
-import { bodyFingerprint } from '../idempotency'
-import { bearerSecurity, errorResponses, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
+import type { RouteDependencies } from '../app'
+import { idempotencyOf } from '../idempotency'
+import { errorResponses, idempotencyKeyHeaders, querySchema, sessionRouteSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
-import type { RouteDependencies } from './route-dependencies'
 
 const schema = {
   summary: 'Steer a session: add a message to its running run (or start a run)',
@@ -13,22 +13,10 @@ const schema = {
     'answer gets it after the answer), or, when no run takes it, as the prompt of a new run that starts when the session is idle. ' +
     "A message to a session with no run running or queued starts a run: it counts against the key's runs (429 `too_many_runs` past the cap); one to a busy session never does. " +
     'While the services are down or restarting the message is answered 202 without `id` after 10 s: Restate keeps it and saves it when they are back.',
-  tags: ['sessions'],
-  security: bearerSecurity,
-  params: sessionParamsSchema,
+  ...sessionRouteSchema,
   querystring: querySchema({}),
-  headers: {
-    type: 'object',
-    properties: {
-      'idempotency-key': { type: 'string', minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$', description: 'Printable ASCII. Repeating a request with the same key and body saves the message once and answers the same id (kept 1 day); the same key with another body gets 422 `idempotency_key_reused`.' },
-    },
-  },
-  body: {
-    type: 'object',
-    required: ['text'],
-    additionalProperties: false,
-    properties: { text: { type: 'string', minLength: 1, maxLength: 100_000 } },
-  },
+  headers: idempotencyKeyHeaders('saves the message once and answers the same id'),
+  body: { type: 'object', required: ['text'], additionalProperties: false, properties: { text: { type: 'string', minLength: 1, maxLength: 100_000 } } },
   response: {
     202: {
       description: 'The message is saved (or, without `id`, kept by Restate until the services are back); it will be delivered once.',
@@ -40,23 +28,18 @@ const schema = {
   },
 } as const
 
+const PENDING_NOTE = 'The services did not answer in time (they are down or restarting): Restate keeps the message, which is saved (or refused for the runs cap) when they are back.'
+
 /** `POST /v1/sessions/:sessionId/messages`: steer the session (saved at once, delivered once). */
 export const sessionMessageRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, config }) => {
-  app.post<{ Params: SessionParams; Body: { text: string }; Headers: { 'idempotency-key'?: string } }>(
-    '/v1/sessions/:sessionId/messages',
-    { onRequest: auth.requireApiKey, schema },
-    async (request, reply) => {
-      const { sessionId } = request.params
-      const clientKey = request.headers['idempotency-key']
-      const id = await admitSteering(ingress, request.tenant, {
-        sessionKey: sessionKey(request.tenant, sessionId),
-        text: request.body.text,
-        maxRuns: limits.maxConcurrentRuns,
-        ...(clientKey === undefined ? {} : { idempotency: { key: clientKey, fingerprint: bodyFingerprint(request.body) } }),
-      }, config.servicesWaitMs ?? ADMISSION_WAIT_MS)
-      return reply.status(202).send(id === undefined ? { sessionId, note: PENDING_NOTE } : { sessionId, id })
-    },
-  )
+  app.post<{ Params: SessionParams; Body: { text: string }; Headers: { 'idempotency-key'?: string } }>('/v1/sessions/:sessionId/messages', { onRequest: auth.requireApiKey, schema }, async (request, reply) => {
+    const { sessionId } = request.params
+    const id = await admitSteering(ingress, request.tenant, {
+      sessionKey: sessionKey(request.tenant, sessionId),
+      text: request.body.text,
+      maxRuns: limits.maxConcurrentRuns,
+      ...idempotencyOf(request.headers['idempotency-key'], request.body),
+    }, config.servicesWaitMs ?? ADMISSION_WAIT_MS)
+    return reply.status(202).send(id === undefined ? { sessionId, note: PENDING_NOTE } : { sessionId, id })
+  })
 }
-
-const PENDING_NOTE = 'The services did not answer in time (they are down or restarting): Restate keeps the message, which is saved (or refused for the runs cap) when they are back.'

@@ -1,29 +1,17 @@
 import type { FastifyPluginAsync } from 'fastify'
-import type { PromptToolPolicy, SessionRunRequest, SessionRunResult } from '../../contract/session'
+import type { SessionRunRequest, SessionRunResult } from '../../contract/session'
 import { ADMISSION_WAIT_MS, admitPrompt } from '../admission'
 import type { AdmissionWait } from '../admission'
+import type { RouteDependencies } from '../app'
 import { watchClient } from '../client-watch'
 import { GatewayError, RestateCallError } from '../errors'
-import { bodyFingerprint } from '../idempotency'
+import { idempotencyOf } from '../idempotency'
 import { heldCall, MAX_HOLD_MS } from '../restate-ingress'
 import type { RestateIngress } from '../restate-ingress'
-import { bearerSecurity, errorResponses, querySchema, passThroughObject, sessionParamsSchema, type SessionParams } from '../schemas'
+import { errorResponses, idempotencyKeyHeaders, passThroughObject, querySchema, sessionRouteSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
-import type { RouteDependencies } from './route-dependencies'
 
-interface PromptBody {
-  prompt: string
-  model?: string
-  maxTurns?: number
-  policy?: PromptToolPolicy
-}
-
-const toolList = {
-  type: 'array',
-  maxItems: 64,
-  uniqueItems: true,
-  items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
-} as const
+const toolList = { type: 'array', maxItems: 64, uniqueItems: true, items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } } as const
 
 const QUEUED_NOTE = 'Another run of this session is in progress; this prompt is queued and starts when that run ends.'
 const PENDING_NOTE = 'The services did not answer in time (they are down or restarting): Restate keeps the prompt, which is admitted (or refused for the runs cap) and run when they are back.'
@@ -34,16 +22,9 @@ const schema = {
     'Starts a run of the session. Runs of one session never overlap: while one runs, the next is queued (`queued: true`). With `?wait=true` the call waits for the run and returns its result. ' +
     "The tenant's admission (a Restate object per API key) starts the run, or refuses it past the runs cap (429). The prompt is accepted while the services process is down or restarting: " +
     'after 10 s without an answer it is answered 202 without `invocationId`; Restate keeps it and admits it when they are back.',
-  tags: ['sessions'],
-  security: bearerSecurity,
-  params: sessionParamsSchema,
+  ...sessionRouteSchema,
   querystring: querySchema({ wait: { type: 'boolean', default: false, description: 'Wait for the run to end and return its result.' } }),
-  headers: {
-    type: 'object',
-    properties: {
-      'idempotency-key': { type: 'string', minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$', description: 'Printable ASCII. Repeating a request with the same key and body starts the run only once (kept 1 day); the same key with another body gets 422 `idempotency_key_reused`.' },
-    },
-  },
+  headers: idempotencyKeyHeaders('starts the run only once'),
   body: {
     type: 'object',
     required: ['prompt'],
@@ -87,45 +68,25 @@ const schema = {
 /** `POST /v1/sessions/:sessionId/prompts`: start (or queue) a run; optionally wait for its result. */
 export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, config }) => {
   const holdMs = Math.min(config.attachTimeoutMs ?? MAX_HOLD_MS, MAX_HOLD_MS)
-  app.post<{ Params: SessionParams; Body: PromptBody; Querystring: { wait?: boolean }; Headers: { 'idempotency-key'?: string } }>(
-    '/v1/sessions/:sessionId/prompts',
-    { onRequest: auth.requireApiKey, schema },
-    async (request, reply) => {
-      const { sessionId } = request.params
-      const clientKey = request.headers['idempotency-key']
-      // Watched from the start: a client that leaves while its run is admitted is not waited for (the run goes on).
-      const client = watchClient(reply)
-      try {
-        const waits = request.query.wait === true
-        const wait: AdmissionWait = waits ? { kind: 'held', signal: client.signal, renewMs: holdMs } : { kind: 'bounded', waitMs: config.servicesWaitMs ?? ADMISSION_WAIT_MS }
-        const admitted = await admitPrompt(ingress, request.tenant, {
-          sessionKey: sessionKey(request.tenant, sessionId),
-          run: runRequest(request.body),
-          maxRuns: limits.maxConcurrentRuns,
-          ...(clientKey === undefined ? {} : { idempotency: { key: clientKey, fingerprint: bodyFingerprint(request.body) } }),
-        }, wait)
-        if (admitted === undefined) return reply.status(202).send({ sessionId, note: PENDING_NOTE })
-        if (waits) {
-          if (client.signal.aborted) return reply.hijack()
-          const result = await attachRun(ingress, admitted.invocationId, client.signal, holdMs)
-          return reply.status(200).send({ sessionId, invocationId: admitted.invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
-        }
-        const { invocationId, queued } = admitted
-        return reply.status(202).send({ sessionId, invocationId, queued, ...(queued ? { note: QUEUED_NOTE } : {}) })
-      } finally {
-        client.dispose()
-      }
-    },
-  )
-}
-
-function runRequest(body: PromptBody): SessionRunRequest {
-  return {
-    prompt: body.prompt,
-    ...(body.model === undefined ? {} : { model: body.model }),
-    ...(body.maxTurns === undefined ? {} : { maxTurns: body.maxTurns }),
-    ...(body.policy === undefined ? {} : { policy: body.policy }),
-  }
+  app.post<{ Params: SessionParams; Body: SessionRunRequest; Querystring: { wait?: boolean }; Headers: { 'idempotency-key'?: string } }>('/v1/sessions/:sessionId/prompts', { onRequest: auth.requireApiKey, schema }, async (request, reply) => {
+    const { sessionId } = request.params
+    // Watched from the start: a client that leaves while its run is admitted is not waited for (the run goes on).
+    const client = watchClient(reply)
+    try {
+      const waits = request.query.wait === true
+      const wait: AdmissionWait = waits ? { kind: 'held', signal: client.signal, renewMs: holdMs } : { kind: 'bounded', waitMs: config.servicesWaitMs ?? ADMISSION_WAIT_MS }
+      // The body schema admits exactly the run request's fields.
+      const admitted = await admitPrompt(ingress, request.tenant, { sessionKey: sessionKey(request.tenant, sessionId), run: request.body, maxRuns: limits.maxConcurrentRuns, ...idempotencyOf(request.headers['idempotency-key'], request.body) }, wait)
+      if (admitted === undefined) return reply.status(202).send({ sessionId, note: PENDING_NOTE })
+      const { invocationId, queued } = admitted
+      if (!waits) return reply.status(202).send({ sessionId, invocationId, queued, ...(queued ? { note: QUEUED_NOTE } : {}) })
+      if (client.signal.aborted) return reply.hijack()
+      const result = await attachRun(ingress, invocationId, client.signal, holdMs)
+      return reply.status(200).send({ sessionId, invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
+    } finally {
+      client.dispose()
+    }
+  })
 }
 
 /** Waits for the run (`attach`, renewed every `holdMs`); stops waiting (the run goes on) when `abandoned` aborts: the client went away. */

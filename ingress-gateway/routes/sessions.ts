@@ -1,14 +1,18 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { admissionInterface } from '../../contract/admission'
-import type { CurrentInvocation, PendingQuestion, SessionView, SessionViewRequest } from '../../contract/session'
+import type { CurrentInvocation, SessionView, SessionViewRequest } from '../../contract/session'
 import { sessionInterface } from '../../contract/interfaces'
 import { answerUrl } from '../answer-token'
+import type { RouteDependencies } from '../app'
 import { GatewayError, RestateCallError } from '../errors'
-import { restateCall } from '../restate-ingress'
-import type { RestateIngress } from '../restate-ingress'
-import { bearerSecurity, errorResponses, passThroughObject, querySchema, sessionParamsSchema, type SessionParams } from '../schemas'
+import { restateCall, type RestateIngress } from '../restate-ingress'
+import { errorResponses, passThroughObject, querySchema, sessionRouteSchema, type SessionParams } from '../schemas'
 import { sessionKey } from '../tenancy'
-import type { RouteDependencies } from './route-dependencies'
+
+/** An object schema whose `names` are all required integers. */
+function integers<const Name extends string>(names: readonly Name[]) {
+  return { type: 'object', required: names, properties: Object.fromEntries(names.map((name) => [name, { type: 'integer' }])) as Record<Name, { type: 'integer' }> } as const
+}
 
 const pendingQuestionSchema = {
   type: 'object',
@@ -31,15 +35,9 @@ const totalsSchema = {
   description: 'Totals of every run of the session, sub-agents included in every counter.',
   required: ['usage', 'costUsd', 'modelRequests', 'toolCalls', 'turns'],
   properties: {
-    usage: {
-      type: 'object',
-      required: ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'],
-      properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' }, cacheReadTokens: { type: 'integer' }, cacheWriteTokens: { type: 'integer' } },
-    },
+    usage: integers(['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens']),
     costUsd: { type: 'number' },
-    modelRequests: { type: 'integer' },
-    toolCalls: { type: 'integer' },
-    turns: { type: 'integer' },
+    ...integers(['modelRequests', 'toolCalls', 'turns']).properties,
   },
 } as const
 
@@ -48,10 +46,7 @@ const pageSchema = {
   description: 'Which turns `turns` holds: indexes `from` to `to - 1` of `total`. Pass `nextTurnsAfter` (or `previousTurnsAfter`) as `turnsAfter` for the next (or previous) page; `null` at either end.',
   required: ['from', 'to', 'total', 'limit', 'nextTurnsAfter', 'previousTurnsAfter'],
   properties: {
-    from: { type: 'integer' },
-    to: { type: 'integer' },
-    total: { type: 'integer' },
-    limit: { type: 'integer' },
+    ...integers(['from', 'to', 'total', 'limit']).properties,
     nextTurnsAfter: { type: ['integer', 'null'] },
     previousTurnsAfter: { type: ['integer', 'null'] },
   },
@@ -65,7 +60,7 @@ const sessionSchema = {
     status: { type: 'string' },
     createdAt: { type: 'number' },
     updatedAt: { type: 'number' },
-    counts: { type: 'object', required: ['turns', 'runs'], properties: { turns: { type: 'integer' }, runs: { type: 'integer' } } },
+    counts: integers(['turns', 'runs']),
     usage: totalsSchema,
     pending: { type: 'array', items: pendingQuestionSchema },
     turns: { type: 'array', items: passThroughObject },
@@ -90,9 +85,7 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
         description:
           'The session header, usage totals (sub-agents included), pending questions, the latest runs and one page of turns: the newest page unless `turnsAfter` names one. ' +
           'A run Restate ended without letting it record its end (killed after its attempts, or by an operator) reads `status: interrupted` and `invocation.status: killed` until the next run records it failed.',
-        tags: ['sessions'],
-        security: bearerSecurity,
-        params: sessionParamsSchema,
+        ...sessionRouteSchema,
         querystring: querySchema({
           turnsAfter: { type: 'integer', minimum: 0, maximum: 1_000_000_000, description: 'Return the turns from this 0-based index on (the first `turnsAfter` turns are skipped). Default: the newest page.' },
           limit: { type: 'integer', minimum: 1, maximum: 200, default: 50, description: 'Turns per page.' },
@@ -102,15 +95,11 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
     },
     async (request) => {
       const { view, killed } = await readSession(ingress, request.tenant, sessionKey(request.tenant, request.params.sessionId), request.query)
-      const invocation: ObservedInvocation | undefined = killed && view.invocation ? { ...view.invocation, status: 'killed' } : view.invocation
-      const withLink = (question: PendingQuestion): PendingQuestion & { answerUrl: string } => ({
-        ...question,
-        answerUrl: answerUrl(config.publicUrl, config.answerSecret, question.id),
-      })
+      const invocation = killed && view.invocation ? { ...view.invocation, status: 'killed' as const } : view.invocation
+      const pending = view.pending.map((question) => ({ ...question, answerUrl: answerUrl(config.publicUrl, config.answerSecret, question.id) }))
       const { turns, runs, usage, counts, page } = view
-      const status = killed ? 'interrupted' : view.status
       const stamps = view.createdAt === undefined ? {} : { createdAt: view.createdAt, updatedAt: view.updatedAt }
-      return { id: request.params.sessionId, status, ...stamps, counts, usage, pending: view.pending.map(withLink), turns, page, runs, ...(invocation === undefined ? {} : { invocation }) }
+      return { id: request.params.sessionId, status: killed ? 'interrupted' : view.status, ...stamps, counts, usage, pending, turns, page, runs, ...(invocation === undefined ? {} : { invocation }) }
     },
   )
 
@@ -123,9 +112,7 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
         description:
           'Cancels the run in progress (queued prompts are not affected). Cancellation is asynchronous: the run stops at its next step. ' +
           'Accepted while the services process is down: the run stops when it is back.',
-        tags: ['sessions'],
-        security: bearerSecurity,
-        params: sessionParamsSchema,
+        ...sessionRouteSchema,
         querystring: querySchema({}),
         response: { 202: { type: 'object', required: ['invocationId'], properties: { invocationId: { type: 'string' } } }, ...errorResponses },
       },
@@ -137,28 +124,19 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
         if ((await admin.sessionInvocationRecord(key)) === undefined) throw notFound(key)
         throw new GatewayError('nothing_running', `session ${request.params.sessionId} has no running invocation`)
       }
-      try {
-        await admin.cancel(invocationId)
-      } catch (error) {
-        if (error instanceof RestateCallError && (error.status === 404 || error.status === 409)) {
-          throw new GatewayError('nothing_running', `invocation ${invocationId} already ended`)
-        }
+      await admin.cancel(invocationId).catch((error: unknown) => {
+        if (error instanceof RestateCallError && (error.status === 404 || error.status === 409)) throw new GatewayError('nothing_running', `invocation ${invocationId} already ended`)
         throw error
-      }
+      })
       return reply.status(202).send({ invocationId })
     },
   )
 }
 
-/** What the gateway reports of an invocation: the session's record, `killed` when Restate ended it without the run recording it. */
-type ObservedInvocation = Omit<CurrentInvocation, 'status'> & { status: CurrentInvocation['status'] | 'killed' }
-
 /**
- * The session's view (404 for a key that never ran), and whether its current invocation was killed: recorded
- * `running` while the tenant's admission saw it end with an error. The view is read again after the admission: the
- * admission learns of an end only once Restate has completed the invocation, so that view holds every state write
- * the run made, and a run it still shows `running` never recorded its end (Restate killed it after its attempts, or
- * an operator did). A read that races the end of a completed run cannot report it killed.
+ * The session's view (404 for a key that never ran), and whether its current invocation was killed: recorded `running`
+ * while the tenant's admission saw it end with an error. The admission learns of an end only once Restate completed the
+ * invocation, so a view read after it that still shows `running` never recorded its end (Restate or an operator killed it).
  */
 async function readSession(ingress: RestateIngress, tenant: string, key: string, request: SessionViewRequest): Promise<{ view: SessionView; killed: boolean }> {
   const view = await existingSession(ingress, key, request)
@@ -181,10 +159,7 @@ async function existingSession(ingress: RestateIngress, key: string, request: Se
   return view
 }
 
-/**
- * The session's current (or last) invocation, or 404 `session_not_found` for a key that never ran. A run records its
- * invocation before anything else, so this answers "does the session exist" without loading the session.
- */
+/** The session's current (or last) invocation, or 404 `session_not_found`: a run records it first, so this is "does it exist" without loading the session. */
 export async function existingInvocation(ingress: RestateIngress, key: string): Promise<CurrentInvocation> {
   const invocation = await restateCall(() => ingress.client.client(sessionInterface, key).invocation())
   if (invocation === null) throw notFound(key)
