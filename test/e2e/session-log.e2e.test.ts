@@ -51,7 +51,11 @@ describe('the session log over HTTP', () => {
   const s = (): TestStack => { if (!stack) throw new Error('no stack'); return stack }
   printStackOutputOnFailure(() => stack)
   // A small history budget, so a long session compacts; many streams for one key, for the idle-viewer test.
-  beforeAll(async () => { stack = await startTestStack({ ZIDANE_COMPACT_BUDGET_TOKENS: '3000', GATEWAY_MAX_EVENT_STREAMS: '150' }, { tenants: 1 }) }, 120_000)
+  beforeAll(async () => {
+    // The live hubs' registry refreshes (one per replica and gateway, not per viewer) are slowed to 10 min: the idle
+    // test counts every invocation the server starts, and only the viewers' own must be 0.
+    stack = await startTestStack({ ZIDANE_COMPACT_BUDGET_TOKENS: '3000', GATEWAY_MAX_EVENT_STREAMS: '150', ZIDANE_LIVE_LEASE_MS: '600000', ZIDANE_LIVE_REFRESH_MS: '600000' }, { tenants: 1 })
+  }, 120_000)
   afterAll(async () => { await stack?.destroy() })
 
   const prompt = async (sessionId: string, body: Record<string, unknown>, query = ''): Promise<Response> => s().request(`/v1/sessions/${sessionId}/prompts${query}`, { method: 'POST', body: JSON.stringify(body) })
