@@ -1,18 +1,10 @@
 import type { FastifyReply } from 'fastify'
 
-/** A watch on the client of one request, from {@link watchClient}. */
-export interface ClientWatch {
-  /** Aborts once the client disconnected before its response finished. */
-  signal: AbortSignal
-  /** Stops watching (removes the listener). */
-  dispose(): void
-}
-
 /**
- * Watches the client of `reply` for a disconnection. Call it before the handler's first `await`: the response emits
- * `close` once, so a listener attached after an await misses a client that left during it.
+ * Watches the client of `reply`: `signal` aborts once it disconnected before its response finished; `dispose` stops
+ * watching. Call it before the handler's first `await`: `close` is emitted once, and a later listener would miss it.
  */
-export function watchClient(reply: FastifyReply): ClientWatch {
+export function watchClient(reply: FastifyReply): { signal: AbortSignal; dispose(): void } {
   const raw = reply.raw
   const left = new AbortController()
   const onClose = (): void => {

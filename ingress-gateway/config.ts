@@ -68,7 +68,7 @@ export function checkApiKeyLengths(apiKeys: readonly string[]): void {
  * {@link GatewayConfigError} when there are no API keys and `GATEWAY_OPEN=1` is not set, or when a value is malformed.
  */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const apiKeys = (env.GATEWAY_API_KEYS ?? '').split(',').map((key) => key.trim()).filter((key) => key !== '')
+  const apiKeys = list(env.GATEWAY_API_KEYS)
   const open = apiKeys.length === 0 && env.GATEWAY_OPEN === '1'
   if (apiKeys.length === 0 && !open) {
     throw new GatewayConfigError('No API keys: set GATEWAY_API_KEYS=<key>[,<key>...], or GATEWAY_OPEN=1 to run without auth (development only).')
@@ -92,7 +92,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
 
 /** Live deltas need the token; the hubs are the fixed `ZIDANE_LIVE_URLS`, or else those registered in Restate. */
 function liveHubs(env: NodeJS.ProcessEnv, registryUrl: string): Pick<GatewayConfig, 'live'> {
-  const urls = (nonEmpty(env.ZIDANE_LIVE_URLS) ?? '').split(',').map((url) => url.trim()).filter((url) => url !== '')
+  const urls = list(env.ZIDANE_LIVE_URLS)
   const token = nonEmpty(env.ZIDANE_LIVE_TOKEN)
   if (token === undefined && urls.length > 0) throw new GatewayConfigError('ZIDANE_LIVE_URLS is set without ZIDANE_LIVE_TOKEN, the token the services\' live hubs require.')
   if (token === undefined) return {}
@@ -133,6 +133,10 @@ function answerSecret(env: NodeJS.ProcessEnv, apiKeys: readonly string[]): strin
 function defaultPublicUrl(host: string, port: number): string {
   const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '')
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

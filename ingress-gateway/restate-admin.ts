@@ -1,4 +1,3 @@
-import type { CurrentInvocation } from '../contract/session'
 import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE } from '../contract/session'
 import { GatewayError, RestateCallError } from './errors'
 import { describeFailure, restateErrorBody } from './restate-ingress'
@@ -15,8 +14,8 @@ export interface RestateAdmin {
   cancel(invocationId: string): Promise<void>
   /** The invocation that holds session `key`'s object lock (its exclusive handler in progress), from `sys_keyed_service_status`. */
   sessionLockHolder(key: string): Promise<string | undefined>
-  /** The session's record of its current (or last) invocation, from Restate's `state` table: undefined for a key that never ran. */
-  sessionInvocationRecord(key: string): Promise<CurrentInvocation | undefined>
+  /** Whether session `key` ever ran: it holds a record of its invocation in Restate's `state` table. */
+  sessionExists(key: string): Promise<boolean>
   /** Whether each Restate API answers its health check. */
   health(): Promise<{ admin: boolean; ingress: boolean }>
 }
@@ -32,10 +31,9 @@ export function createRestateAdmin(adminUrl: string, ingressUrl: string): Restat
       const rows = await query<{ invocation_id: string }>(`SELECT invocation_id FROM sys_keyed_service_status WHERE service_name = ${literal(SESSION_SERVICE)} AND service_key = ${literal(key)}`)
       return rows[0]?.invocation_id
     },
-    async sessionInvocationRecord(key) {
-      const rows = await query<{ value_utf8?: string }>(`SELECT value_utf8 FROM state WHERE service_name = ${literal(SESSION_SERVICE)} AND service_key = ${literal(key)} AND key = ${literal(CURRENT_INVOCATION_STATE_KEY)}`)
-      const text = rows[0]?.value_utf8
-      return text === undefined ? undefined : (JSON.parse(text) as CurrentInvocation)
+    async sessionExists(key) {
+      const rows = await query(`SELECT value_utf8 FROM state WHERE service_name = ${literal(SESSION_SERVICE)} AND service_key = ${literal(key)} AND key = ${literal(CURRENT_INVOCATION_STATE_KEY)}`)
+      return rows.length > 0
     },
     async health() {
       const [admin, ingress] = await Promise.all([isUp(`${adminUrl}/health`), isUp(`${ingressUrl}/restate/health`)])

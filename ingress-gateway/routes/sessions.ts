@@ -14,41 +14,18 @@ function integers<const Name extends string>(names: readonly Name[]) {
   return { type: 'object', required: names, properties: Object.fromEntries(names.map((name) => [name, { type: 'integer' }])) as Record<Name, { type: 'integer' }> } as const
 }
 
+const string = { type: 'string' } as const
+const number = { type: 'number' } as const
+const nullableInteger = { type: ['integer', 'null'] } as const
+
 const pendingQuestionSchema = {
   type: 'object',
   required: ['id', 'kind', 'question', 'createdAt', 'answerUrl'],
   properties: {
-    id: { type: 'string' },
-    kind: { type: 'string', enum: ['ask_user', 'present_plan', 'approval'] },
-    question: { type: 'string' },
-    options: { type: 'array', items: { type: 'string' } },
-    createdAt: { type: 'number' },
-    expiresAt: { type: 'number' },
+    id: string, kind: { type: 'string', enum: ['ask_user', 'present_plan', 'approval'] }, question: string, options: { type: 'array', items: string }, createdAt: number, expiresAt: number,
     tool: { type: 'string', description: 'The tool an approval is about (kind `approval`).' },
     input: { type: 'string', description: "That call's input as JSON text, cut to 2,000 characters (then ending with `…`)." },
     answerUrl: { type: 'string', description: 'POST `{ "answer": ... }` (an approval: `{ "decision": "approve" | "deny", "reason"?: string }`) here to answer without an API key.' },
-  },
-} as const
-
-const totalsSchema = {
-  type: 'object',
-  description: 'Totals of every run of the session, sub-agents included in every counter.',
-  required: ['usage', 'costUsd', 'modelRequests', 'toolCalls', 'turns'],
-  properties: {
-    usage: integers(['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens']),
-    costUsd: { type: 'number' },
-    ...integers(['modelRequests', 'toolCalls', 'turns']).properties,
-  },
-} as const
-
-const pageSchema = {
-  type: 'object',
-  description: 'Which turns `turns` holds: indexes `from` to `to - 1` of `total`. Pass `nextTurnsAfter` (or `previousTurnsAfter`) as `turnsAfter` for the next (or previous) page; `null` at either end.',
-  required: ['from', 'to', 'total', 'limit', 'nextTurnsAfter', 'previousTurnsAfter'],
-  properties: {
-    ...integers(['from', 'to', 'total', 'limit']).properties,
-    nextTurnsAfter: { type: ['integer', 'null'] },
-    previousTurnsAfter: { type: ['integer', 'null'] },
   },
 } as const
 
@@ -56,21 +33,23 @@ const sessionSchema = {
   type: 'object',
   required: ['id', 'status', 'counts', 'usage', 'pending', 'turns', 'page', 'runs'],
   properties: {
-    id: { type: 'string' },
-    status: { type: 'string' },
-    createdAt: { type: 'number' },
-    updatedAt: { type: 'number' },
-    counts: integers(['turns', 'runs']),
-    usage: totalsSchema,
+    id: string, status: string, createdAt: number, updatedAt: number, counts: integers(['turns', 'runs']),
+    usage: {
+      type: 'object',
+      description: 'Totals of every run of the session, sub-agents included in every counter.',
+      required: ['usage', 'costUsd', 'modelRequests', 'toolCalls', 'turns'],
+      properties: { usage: integers(['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens']), costUsd: number, ...integers(['modelRequests', 'toolCalls', 'turns']).properties },
+    },
     pending: { type: 'array', items: pendingQuestionSchema },
     turns: { type: 'array', items: passThroughObject },
-    page: pageSchema,
-    runs: { type: 'array', description: 'The latest run records (at most 20), oldest first.', items: passThroughObject },
-    invocation: {
+    page: {
       type: 'object',
-      required: ['invocationId', 'status', 'startedAt'],
-      properties: { invocationId: { type: 'string' }, status: { type: 'string' }, startedAt: { type: 'number' }, endedAt: { type: 'number' } },
+      description: 'Which turns `turns` holds: indexes `from` to `to - 1` of `total`. Pass `nextTurnsAfter` (or `previousTurnsAfter`) as `turnsAfter` for the next (or previous) page; `null` at either end.',
+      required: ['from', 'to', 'total', 'limit', 'nextTurnsAfter', 'previousTurnsAfter'],
+      properties: { ...integers(['from', 'to', 'total', 'limit']).properties, nextTurnsAfter: nullableInteger, previousTurnsAfter: nullableInteger },
     },
+    runs: { type: 'array', description: 'The latest run records (at most 20), oldest first.', items: passThroughObject },
+    invocation: { type: 'object', required: ['invocationId', 'status', 'startedAt'], properties: { invocationId: string, status: string, startedAt: number, endedAt: number } },
   },
 } as const
 
@@ -121,7 +100,7 @@ export const sessionRoutes: FastifyPluginAsync<RouteDependencies> = async (app, 
       const key = sessionKey(request.tenant, request.params.sessionId)
       const invocationId = await admin.sessionLockHolder(key)
       if (invocationId === undefined) {
-        if ((await admin.sessionInvocationRecord(key)) === undefined) throw notFound(key)
+        if (!(await admin.sessionExists(key))) throw notFound(key)
         throw new GatewayError('nothing_running', `session ${request.params.sessionId} has no running invocation`)
       }
       await admin.cancel(invocationId).catch((error: unknown) => {
