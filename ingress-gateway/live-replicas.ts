@@ -33,11 +33,11 @@ export interface DiscoveredReplicasOptions {
 /** Default of {@link DiscoveredReplicasOptions.refreshMs}. */
 export const DEFAULT_LIVE_REFRESH_MS = 5_000
 /** How often the registry is read while it lists no hub. */
-const EMPTY_REFRESH_MS = 1_000
+const EMPTY_REFRESH_MS = 500
 
 /**
  * The hubs the services replicas registered in Restate (`live_replicas`), read through the ingress with the shared
- * `list` handler: at once when the first session is followed, then every `refreshMs` (every second while it lists
+ * `list` handler: at once when the first session is followed, then every `refreshMs` (every 500 ms while it lists
  * none) while any is, never while none is. Only a hub whose registration carries the proof made with the live token,
  * at an http(s) URL, is listed; a read that fails keeps the last list.
  */

@@ -27,7 +27,9 @@ export interface ReplicaRegistration {
 
 /**
  * Registers this process's live hub in the `live_replicas` registry through Restate's ingress, then refreshes the
- * lease every third of it; a failed attempt is tried again within a second (the deployment may not be registered yet).
+ * lease every third of it. A failed attempt is tried again within a second, and every 200 ms until the first one
+ * succeeds: at start-up the deployment is being registered, and a gateway that finds no hub yet misses the deltas of
+ * steps that end before it does.
  */
 export function startReplicaRegistration(options: ReplicaRegistrationOptions): ReplicaRegistration {
   const log = options.log ?? ((line: string) => console.log(line))
@@ -56,7 +58,7 @@ export function startReplicaRegistration(options: ReplicaRegistrationOptions): R
         failureReported = true
         log(`zidane services: the live hub's registration has failed for ${options.leaseMs} ms, so gateways do not see it (${error instanceof Error ? error.message : String(error)}); retrying`)
       }
-      schedule(Math.min(1_000, refreshMs))
+      schedule(Math.min(registered ? 1_000 : 200, refreshMs))
     }
   }
   const schedule = (delayMs: number): void => {
