@@ -14,7 +14,8 @@ interface AttemptBuffer {
   turn: number
   attempt: string
   deltas: LiveDelta[]
-  chars: number
+  /** What the buffered deltas hold, as {@link bufferedBytesOf} counts it. */
+  bytes: number
   /** `performance.now()` of its latest delta (never journaled: the hub is in-memory only). */
   lastDeltaMs: number
 }
@@ -22,8 +23,17 @@ interface AttemptBuffer {
 /** A buffer that got no delta this long belongs to an attempt that ended without telling (its invocation moved away). */
 const STALE_BUFFER_MS = 10 * 60_000
 
-/** Past this many characters an attempt's buffer keeps streaming but stops buffering (a late viewer waits for `turn:end`). */
-const MAX_BUFFERED_CHARS = 2_000_000
+/**
+ * Past this many bytes an attempt's buffer keeps streaming but stops buffering (a late viewer waits for `turn:end`).
+ * Each delta counts its text and its object, so many tiny deltas are bounded like a few large ones.
+ */
+export const MAX_BUFFERED_BYTES = 2 * 1024 * 1024
+/** What a buffered delta costs besides its text: the object, its fields and the text's header (about, on 64-bit V8). */
+const DELTA_OVERHEAD_BYTES = 96
+
+function bufferedBytesOf(delta: LiveDelta): number {
+  return delta.text.length + DELTA_OVERHEAD_BYTES
+}
 
 /**
  * The services' live hub: per session key, the deltas of the model step attempts in progress (the session's own and
@@ -89,13 +99,14 @@ function bufferDelta(buffers: Map<string, Map<string, AttemptBuffer>>, delta: Li
   buffers.set(delta.sessionKey, runs)
   let buffer = runs.get(delta.runId)
   if (buffer?.attempt !== delta.attempt) {
-    buffer = { turn: delta.turn, attempt: delta.attempt, deltas: [], chars: 0, lastDeltaMs: now }
+    buffer = { turn: delta.turn, attempt: delta.attempt, deltas: [], bytes: 0, lastDeltaMs: now }
     runs.set(delta.runId, buffer)
   }
   buffer.lastDeltaMs = now
-  if (buffer.chars + delta.text.length > MAX_BUFFERED_CHARS) return
+  const bytes = bufferedBytesOf(delta)
+  if (buffer.bytes + bytes > MAX_BUFFERED_BYTES) return
   buffer.deltas.push(delta)
-  buffer.chars += delta.text.length
+  buffer.bytes += bytes
 }
 
 /** A viewer that fails never reaches the agent: a throwing `model:delta` hook would fail the run. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
 import { scriptedProvider } from 'zidane/testing'
 import type { LiveDelta } from '../../../contract/live-delta'
-import { createLiveHub } from '../../../services/live/live-hub'
+import { createLiveHub, MAX_BUFFERED_BYTES } from '../../../services/live/live-hub'
 import { childLiveSource, publishAgentDeltas } from '../../../services/live/agent-live'
 
 function delta(overrides: Partial<LiveDelta> = {}): LiveDelta {
@@ -18,6 +18,19 @@ describe('live hub', () => {
     hub.subscribe('t~s', event => seen.push(event.text))
     hub.publish(delta({ offset: 5, text: '!' }))
     expect(seen).toEqual(['Hel', 'lo', '!'])
+  })
+
+  it('stops buffering an attempt past MAX_BUFFERED_BYTES, counting each delta and not only its text, and keeps streaming it', () => {
+    const hub = createLiveHub()
+    const live: string[] = []
+    hub.subscribe('t~s', event => live.push(event.text))
+    for (let offset = 0; offset < 40_000; offset++) hub.publish(delta({ offset, text: 'x' }))
+    const replayed: LiveDelta[] = []
+    hub.subscribe('t~s', event => replayed.push(event))
+    expect(live).toHaveLength(40_000)
+    expect(replayed.length).toBeGreaterThan(10_000)
+    expect(replayed.length).toBeLessThan(MAX_BUFFERED_BYTES / 97 + 1)
+    expect(replayed.map(event => event.offset)).toEqual(Array.from({ length: replayed.length }, (_, offset) => offset))
   })
 
   it('replaces the buffer when a new attempt of the same source starts', () => {
