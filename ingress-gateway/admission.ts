@@ -17,7 +17,7 @@ export type AdmissionWait = { kind: 'bounded'; waitMs: number } | { kind: 'held'
 
 /** Admits a prompt in `admission/<tenant>`: its run's id and whether it is queued; undefined when the admission did not answer in time. */
 export async function admitPrompt(ingress: RestateIngress, tenant: string, request: PromptAdmissionRequest, wait: AdmissionWait): Promise<{ invocationId: string; queued: boolean } | undefined> {
-  const admit = (options: CallOptions) => ingress.client.client(admissionInterface, tenant).admit(request, clients.rpc.opts(options))
+  const admit = (options: { timeout: number } | { signal: AbortSignal; idempotencyKey: string }) => ingress.client.client(admissionInterface, tenant).admit(request, clients.rpc.opts(options))
   // Held: one idempotency key for every renewal, so each attaches to the same admission instead of asking again.
   const idempotencyKey = `admission-${randomUUID()}`
   const admission = wait.kind === 'held' ? await heldCall(signal => admit({ signal, idempotencyKey }), wait.signal, wait.renewMs) : await answeredWithin(wait.waitMs, admit)
@@ -31,8 +31,6 @@ export async function admitSteering(ingress: RestateIngress, tenant: string, req
   if (admission === undefined || admission.outcome === 'saved') return admission?.messageId
   throw refusalError(admission)
 }
-
-type CallOptions = { timeout: number } | { signal: AbortSignal; idempotencyKey: string }
 
 function refusalError(refusal: AdmissionRefusal): GatewayError {
   if (refusal.outcome === 'idempotency_key_reused') {

@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import type { ServerResponse } from 'node:http'
 import type { SessionEvent } from '../contract/session'
 import { writeOrCutOff } from './bounded-write'
@@ -52,7 +53,7 @@ export async function streamEvents(raw: ServerResponse, feeds: SessionFeeds, sou
       }
       for (const event of page) {
         if (event.seq <= cursor) continue
-        if (!raw.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await drained(raw, signal)
+        if (!raw.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await once(raw, 'drain', { signal }).catch(() => undefined)
         cursor = event.seq
       }
       if (page.length >= PAGE_SIZE) continue
@@ -74,17 +75,4 @@ async function nextPage(feed: SessionFeed, source: EventLogSource, key: string, 
   const result = await source.read(key, cursor, PAGE_SIZE)
   feed.observe(result)
   return result.events
-}
-
-async function drained(raw: ServerResponse, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      raw.off('drain', done)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    raw.once('drain', done)
-    signal.addEventListener('abort', done, { once: true })
-  })
 }

@@ -18,13 +18,10 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down')
     // In-flight requests get a grace period (a `?wait=true` request can last as long as a run), then are cut.
     setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref()
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        app.log.error({ err: error }, 'error while closing')
-        process.exit(1)
-      },
-    )
+    app.close().then(() => process.exit(0), (error: unknown) => {
+      app.log.error({ err: error }, 'error while closing')
+      process.exit(1)
+    })
   }
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)

@@ -1,3 +1,4 @@
+import { EventEmitter, once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ReadEventsResult, SessionEvent, WatchResult } from '../contract/event-log'
 
@@ -44,7 +45,8 @@ export class SessionFeed {
   latest = 0
   private readonly listeners = new Set<OnError>()
   private buffer: SessionEvent[] = []
-  private wakers: Array<() => void> = []
+  /** Emits `wake` when the log's count grows. */
+  private readonly wakers = new EventEmitter().setMaxListeners(0)
   private readonly stop = new AbortController()
   private running = false
 
@@ -81,20 +83,11 @@ export class SessionFeed {
   /** Resolves once the log holds more than `cursor` events, or `signal` aborts. */
   async waitBeyond(cursor: number, signal: AbortSignal): Promise<void> {
     if (this.latest > cursor || signal.aborted) return
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        signal.removeEventListener('abort', done)
-        resolve()
-      }
-      this.wakers.push(done)
-      signal.addEventListener('abort', done, { once: true })
-    })
+    await once(this.wakers, 'wake', { signal }).catch(() => undefined)
   }
 
   private wake(): void {
-    const wakers = this.wakers
-    this.wakers = []
-    for (const wake of wakers) wake()
+    this.wakers.emit('wake')
   }
 
   private remember(events: readonly SessionEvent[]): void {

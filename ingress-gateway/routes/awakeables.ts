@@ -56,19 +56,9 @@ const schema = {
   },
 } as const
 
-const OUTCOME_ERRORS: Record<Exclude<AnswerResult['outcome'], 'answered'>, GatewayError['code']> = {
-  unknown: 'question_not_found',
-  already_answered: 'already_answered',
-  expired: 'question_expired',
-  closed: 'question_closed',
-}
+const OUTCOME_ERRORS: Record<Exclude<AnswerResult['outcome'], 'answered'>, GatewayError['code']> = { unknown: 'question_not_found', already_answered: 'already_answered', expired: 'question_expired', closed: 'question_closed' }
 
-const CLOSE_REASONS: Record<QuestionCloseReason, string> = {
-  finished: 'its run finished',
-  failed: 'its run failed',
-  cancelled: 'its run was cancelled',
-  expired: 'its deadline passed',
-}
+const CLOSE_REASONS: Record<QuestionCloseReason, string> = { finished: 'its run finished', failed: 'its run failed', cancelled: 'its run was cancelled', expired: 'its deadline passed' }
 
 /** The default of how long an answer waits for the resumer's verdict before it is answered 202 (queued in Restate). */
 const ANSWER_WAIT_MS = 5_000

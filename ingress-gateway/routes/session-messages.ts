@@ -20,8 +20,7 @@ const schema = {
   response: {
     202: {
       description: 'The message is saved (or, without `id`, kept by Restate until the services are back); it will be delivered once.',
-      type: 'object',
-      required: ['sessionId'],
+      type: 'object', required: ['sessionId'],
       properties: { sessionId: { type: 'string' }, id: { type: 'string', description: 'The message id; absent when the services did not answer in time.' }, note: { type: 'string' } },
     },
     ...errorResponses,

@@ -26,16 +26,13 @@ const schema = {
   querystring: querySchema({ wait: { type: 'boolean', default: false, description: 'Wait for the run to end and return its result.' } }),
   headers: idempotencyKeyHeaders('starts the run only once'),
   body: {
-    type: 'object',
-    required: ['prompt'],
-    additionalProperties: false,
+    type: 'object', required: ['prompt'], additionalProperties: false,
     properties: {
       prompt: { type: 'string', minLength: 1, maxLength: 100_000 },
       model: { type: 'string', minLength: 1, maxLength: 200 },
       maxTurns: { type: 'integer', minimum: 1, maximum: 500 },
       policy: {
-        type: 'object',
-        additionalProperties: false,
+        type: 'object', additionalProperties: false,
         description:
           "This run's tool policy, on top of the operator's (it can add approvals and denials, never lift the operator's): `approve` lists tools whose every call waits " +
           "for a person's approval (listed in the session's `pending` with kind `approval`), `deny` tools the run may not use (the model gets an error result).",
@@ -45,20 +42,16 @@ const schema = {
   },
   response: {
     200: {
-      description: 'The run ended (`?wait=true`).',
-      type: 'object',
-      required: ['sessionId', 'invocationId', 'status', 'text', 'stats'],
+      description: 'The run ended (`?wait=true`).', type: 'object', required: ['sessionId', 'invocationId', 'status', 'text', 'stats'],
       properties: { sessionId: { type: 'string' }, invocationId: { type: 'string' }, status: { type: 'string' }, text: { type: 'string' }, stats: passThroughObject },
     },
     202: {
       description: 'The run was accepted (started, or queued behind the running one), or the services did not answer in time and Restate keeps the prompt (no `invocationId`).',
-      type: 'object',
-      required: ['sessionId'],
+      type: 'object', required: ['sessionId'],
       properties: {
-        sessionId: { type: 'string' },
+        sessionId: { type: 'string' }, note: { type: 'string' },
         invocationId: { type: 'string', description: "The run's invocation; absent when the services did not answer in time." },
         queued: { type: 'boolean', description: 'Another run of the session is ahead of this one: it starts when that one ends.' },
-        note: { type: 'string' },
       },
     },
     ...errorResponses,

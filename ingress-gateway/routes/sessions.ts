@@ -19,8 +19,7 @@ const number = { type: 'number' } as const
 const nullableInteger = { type: ['integer', 'null'] } as const
 
 const pendingQuestionSchema = {
-  type: 'object',
-  required: ['id', 'kind', 'question', 'createdAt', 'answerUrl'],
+  type: 'object', required: ['id', 'kind', 'question', 'createdAt', 'answerUrl'],
   properties: {
     id: string, kind: { type: 'string', enum: ['ask_user', 'present_plan', 'approval'] }, question: string, options: { type: 'array', items: string }, createdAt: number, expiresAt: number,
     tool: { type: 'string', description: 'The tool an approval is about (kind `approval`).' },
@@ -30,14 +29,11 @@ const pendingQuestionSchema = {
 } as const
 
 const sessionSchema = {
-  type: 'object',
-  required: ['id', 'status', 'counts', 'usage', 'pending', 'turns', 'page', 'runs'],
+  type: 'object', required: ['id', 'status', 'counts', 'usage', 'pending', 'turns', 'page', 'runs'],
   properties: {
     id: string, status: string, createdAt: number, updatedAt: number, counts: integers(['turns', 'runs']),
     usage: {
-      type: 'object',
-      description: 'Totals of every run of the session, sub-agents included in every counter.',
-      required: ['usage', 'costUsd', 'modelRequests', 'toolCalls', 'turns'],
+      type: 'object', description: 'Totals of every run of the session, sub-agents included in every counter.', required: ['usage', 'costUsd', 'modelRequests', 'toolCalls', 'turns'],
       properties: { usage: integers(['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens']), costUsd: number, ...integers(['modelRequests', 'toolCalls', 'turns']).properties },
     },
     pending: { type: 'array', items: pendingQuestionSchema },
