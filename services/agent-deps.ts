@@ -1,15 +1,18 @@
 import * as restate from '@restatedev/restate-sdk'
-import type { AgentBehavior } from 'zidane'
+import type { AgentBehavior, ToolDef } from 'zidane'
 import type { DurableRuntime } from 'zidane/durable'
 import type { Provider } from 'zidane/providers'
-import { restateRuntime } from 'zidane/restate'
-import type { RestateContextLike, RestateRuntimeOptions } from 'zidane/restate'
+import { restateRuntime, restateSpawnTool } from 'zidane/restate'
+import type { RestateContextLike, RestateRuntimeOptions, RestateSpawnToolOptions } from 'zidane/restate'
 import type { SessionStore } from 'zidane/session'
-import { agentRetryPolicy } from './agent-retry-policy'
+import { builtinWorkspace, workspaceOutputWriter } from 'zidane/tools'
+import { CHILD_SERVICE } from '../contract/session'
+import type { PromptToolPolicy, RunSettings } from '../contract/session'
+import type { ChildService } from './child-runner/child-service'
 import type { ServicesConfig } from './config'
 import type { EventDoorbell } from './event-log/event-doorbell'
+import type { EventSink } from './event-log/session-events'
 import type { LiveHub } from './live/live-hub'
-import { sessionOutputs } from './session-outputs'
 import type { ToolOffer } from './tool-selection'
 import { tenantOfSessionKey } from './workspace'
 
@@ -31,12 +34,39 @@ export function agentRuntime(ctx: RestateContextLike, deps: AgentDeps, idSeed: s
   return restateRuntime(ctx, { promises: restate.RestatePromise, idSeed, sessionStore, ...deps.runtimeOptions })
 }
 
-/** Where a run in workspace `root` of session (or tree) `sessionKey` keeps its large tool outputs. */
+/**
+ * Where a run in workspace `root` of session (or tree) `sessionKey` keeps tool outputs over 256 KiB: the operator's
+ * `ZIDANE_PERSIST_DIR` when set (a folder no tenant can reach), else `tool-results/` of the workspace, written by its
+ * sandboxed file worker so a link the tenant planted there is refused instead of followed by this process.
+ */
 export function agentOutputs(deps: AgentDeps, root: string, sessionKey: string): Pick<AgentBehavior, 'persistDir' | 'persistOutput'> {
-  return sessionOutputs(deps.config.persistDir, deps.tools.options(root, tenantOfSessionKey(sessionKey)))
+  if (deps.config.persistDir !== undefined) return { persistDir: deps.config.persistDir }
+  return { persistOutput: workspaceOutputWriter(builtinWorkspace(deps.tools.options(root, tenantOfSessionKey(sessionKey)))) }
 }
 
-/** The Restate options of the handlers that run agents: the timeouts and the bounded attempts (`agentRetryPolicy`). */
+/**
+ * `spawn` of a run with `settings`: every child gets them and the prompt's tool `policy`, and the run's `events` are
+ * synced first (the child appends its own, and the run may wait on it).
+ */
+export function agentSpawnTool(ctx: restate.Context, events: EventSink, settings: RunSettings, policy: PromptToolPolicy | undefined, options: Omit<RestateSpawnToolOptions, 'dispatch'>): ToolDef {
+  const Child: ChildService = { name: CHILD_SERVICE }
+  return restateSpawnTool({
+    ...options,
+    dispatch: (request) => {
+      events.flush()
+      return ctx.serviceClient(Child).run({ ...request, settings, ...(policy ? { policy } : {}) })
+    },
+  })
+}
+
+/**
+ * The Restate options of the handlers that run agents: the timeouts, and Restate's retry policy bounded to
+ * `maxAttempts` (`ZIDANE_MAX_ATTEMPTS`; unbounded: the server's policy whole), then kill. Kill, not pause: a paused
+ * invocation keeps its session's lock, so later prompts would queue until an operator acts; killed, the session's
+ * next run records it `failed` (`endKilledRuns`). It is the backstop for what the crash guard cannot see (a crash
+ * outside any step); the other services keep unlimited attempts, since killing them would lose a message or an event.
+ */
 export function agentHandlerOptions(config: ServicesConfig): { inactivityTimeout: number; abortTimeout: number; retryPolicy?: restate.RetryPolicy } {
-  return { inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs, ...agentRetryPolicy(config.maxAttempts) }
+  const retry = config.maxAttempts === undefined ? {} : { retryPolicy: { maxAttempts: config.maxAttempts, onMaxAttempts: 'kill' as const } }
+  return { inactivityTimeout: config.inactivityTimeoutMs, abortTimeout: config.abortTimeoutMs, ...retry }
 }

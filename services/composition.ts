@@ -1,4 +1,8 @@
+import { join } from 'node:path'
 import type * as restate from '@restatedev/restate-sdk'
+import type { Provider } from 'zidane/providers'
+import { anthropic, demoProvider } from 'zidane/providers'
+import { createFileCrashLog } from 'zidane/restate'
 import type { RestateRuntimeOptions } from 'zidane/restate'
 import { admissionObject } from './admission/admission-object'
 import type { AgentDeps } from './agent-deps'
@@ -8,15 +12,13 @@ import { childService } from './child-runner/child-service'
 import type { ServicesConfig } from './config'
 import type { EventDoorbell } from './event-log/event-doorbell'
 import { eventLogObject, eventWatchService } from './event-log/event-log-object'
-import { servicesDoorbell } from './event-log/services-doorbell'
+import { createEventDoorbell } from './event-log/event-doorbell'
 import { inboxObject } from './inbox/inbox-object'
 import { createLiveHub } from './live/live-hub'
 import type { LiveHub } from './live/live-hub'
 import { liveReplicasObject } from './live/replica-registry-object'
-import { servicesProvider } from './model-provider'
 import { resumerObject } from './resumer/resumer-object'
 import type { ShellStatus } from './shell-policy'
-import { stepCrashGuard } from './step-crashes'
 import { createToolOffer } from './tool-selection'
 
 /** What `createServices` builds the services from besides their `ServicesConfig`. */
@@ -53,9 +55,9 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
   const deps: AgentDeps = {
     config,
     env: options.env,
-    provider: servicesProvider(options.env),
+    provider: modelProvider(options.env),
     liveHub: createLiveHub(),
-    doorbell: options.doorbell ?? servicesDoorbell(config),
+    doorbell: options.doorbell ?? eventDoorbell(config),
     tools,
     runtimeOptions: { ...stepCrashGuard(config), ...options.runtimeOptions },
   }
@@ -63,4 +65,37 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
   const others = [resumerObject, inboxObject, eventLogObject, eventWatchService, admissionObject, liveReplicasObject({ token: options.liveToken })]
   const definitions = [...agents, ...others] as restate.ServiceDefinition<string, unknown>[]
   return { definitions, liveHub: deps.liveHub, doorbell: deps.doorbell, shell: tools.shell.status }
+}
+
+/** The model: Anthropic when `ANTHROPIC_API_KEY` is set (honouring `ANTHROPIC_BASE_URL`), else the demo model. */
+function modelProvider(env: NodeJS.ProcessEnv): Provider {
+  const model = env.ZIDANE_MODEL
+  return env.ANTHROPIC_API_KEY
+    ? anthropic({ apiKey: env.ANTHROPIC_API_KEY, ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}), ...(model ? { model } : {}) })
+    : demoProvider(model ? { model } : {})
+}
+
+/**
+ * The crash guard of the agent runs' steps (`RestateRuntimeOptions.crashGuard`), none when `maxStepCrashes` is off.
+ * Its counts live on the shared workspace root, so the replica that runs a retry sees the counts the dead one left.
+ */
+function stepCrashGuard(config: ServicesConfig): Pick<RestateRuntimeOptions, 'crashGuard'> {
+  if (config.maxStepCrashes === undefined) return {}
+  return { crashGuard: { log: createFileCrashLog(join(config.workspaceRoot, '.step-crashes')), maxCrashes: config.maxStepCrashes } }
+}
+
+/**
+ * The event doorbell towards `ingressUrl`; none when unset (the logs then catch up at the runs' journaled syncs).
+ * One warning a minute while calls fail: their writes still reach the log, at the next sync.
+ */
+function eventDoorbell(config: ServicesConfig): EventDoorbell | undefined {
+  if (!config.ingressUrl) return undefined
+  let failing = false
+  const onError = (error: unknown): void => {
+    if (failing) return
+    failing = true
+    console.warn(`[events] a doorbell call failed (the run's next journaled sync brings its events): ${error instanceof Error ? error.message : String(error)}`)
+    setTimeout(() => { failing = false }, 60_000).unref()
+  }
+  return createEventDoorbell({ ingressUrl: config.ingressUrl, windowMs: config.eventWindowMs, onError })
 }

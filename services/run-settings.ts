@@ -1,7 +1,6 @@
 import type { ToolDef } from 'zidane'
-import type { ChildRunRequest } from 'zidane/restate'
 import type { ServicesConfig } from './config'
-import type { PromptToolPolicy, RunSettings, ServicesChildRunRequest } from '../contract/session'
+import type { RunSettings } from '../contract/session'
 import type { ShellStatus } from './shell-policy'
 import type { ToolOffer } from './tool-selection'
 
@@ -22,11 +21,6 @@ export function currentRunSettings(config: ServicesConfig, offeredTools: readonl
   if (config.approvalTimeoutMs !== undefined) settings.approvalTimeoutMs = config.approvalTimeoutMs
   if (config.maxCostUsd !== undefined) settings.maxCostUsd = config.maxCostUsd
   return settings
-}
-
-/** `request` for a sub-agent of a run tree with `settings` and the prompt's own tool policy `policy`: every level hands them to the next. */
-export function handedDown(request: ChildRunRequest, settings: RunSettings, policy: PromptToolPolicy | undefined): ServicesChildRunRequest {
-  return { ...request, settings, ...(policy ? { policy } : {}) }
 }
 
 /** What this process offers now: the names its selection keeps and how its shell runs. */

@@ -35,7 +35,7 @@ function positiveInteger(value: string | undefined): number | undefined {
  * The shell's policy as this process's sandbox allows it, whatever the operator's tool selection: how a run whose
  * tools were chosen when it started (`toolsOfSettings`) runs its shell.
  */
-export function shellCapability(env: NodeJS.ProcessEnv): ShellPolicy {
+function shellCapability(env: NodeJS.ProcessEnv): ShellPolicy {
   return shellPolicy({ ...env, ZIDANE_TOOLS: undefined, ZIDANE_DISABLE_TOOLS: undefined })
 }
 
@@ -43,11 +43,11 @@ export function shellCapability(env: NodeJS.ProcessEnv): ShellPolicy {
 export interface ToolOffer {
   /** How `shell` runs by the operator's selection (reported at start-up). */
   shell: ShellPolicy
-  /** What `createBuiltinTools` gets for workspace `root` of `tenant`, the shell as runs run it ({@link shellCapability}). */
+  /** What `createBuiltinTools` gets for workspace `root` of `tenant`, with the shell of `capability`. */
   options(root: string, tenant: string): BuiltinToolsOptions
   /** The built-ins' names (read once), then `extra`, as the operator's selection keeps them. */
   offered(root: string, extra: readonly string[]): string[]
-  /** The shell as the sandbox allows it, whatever the selection: how runs run it ({@link shellCapability}). */
+  /** The shell as the sandbox allows it, whatever the selection: how runs whose tools were chosen at their start run it. */
   capability: ShellPolicy
 }
 
@@ -66,15 +66,9 @@ export function createToolOffer(env: NodeJS.ProcessEnv): ToolOffer {
 }
 
 /**
- * The tools the operator allows, in order: `ZIDANE_TOOLS` (comma-separated allow-list, every tool when unset) minus
+ * The names the operator allows, in order: `ZIDANE_TOOLS` (comma-separated allow-list, every tool when unset) minus
  * `ZIDANE_DISABLE_TOOLS`; `shell` also goes when its policy disables it (sandbox required but not usable).
  */
-export function selectTools(tools: readonly ToolDef[], env: NodeJS.ProcessEnv): ToolDef[] {
-  const kept = new Set(selectToolNames(tools.map(tool => tool.spec.name), env))
-  return tools.filter(tool => kept.has(tool.spec.name))
-}
-
-/** {@link selectTools} on names. */
 export function selectToolNames(names: readonly string[], env: NodeJS.ProcessEnv, policy: ShellPolicy = shellPolicy(env)): string[] {
   const shellOff = policy.status.mode === 'disabled'
   return names.filter(name => isToolSelected(name, env) && !(shellOff && name === 'shell'))

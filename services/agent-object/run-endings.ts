@@ -25,7 +25,7 @@ export async function endRunningRuns(session: Session, ending: RunsEnding): Prom
 
 /**
  * A run still `running` when the next invocation of its session starts was left by an invocation that Restate ended
- * without the run's clean-up: killed once its attempts ran out (`agentRetryPolicy`), or by an operator. Records it
+ * without the run's clean-up: killed once its attempts ran out (`agentHandlerOptions`), or by an operator. Records it
  * `failed`, with a reason naming the step it was in, before the new run starts; issues no command when there is none.
  */
 export async function endKilledRuns(ctx: restate.ObjectContext, session: Session, maxAttempts: number | undefined): Promise<void> {

@@ -1,17 +1,16 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
-import { isRestateCancellation, restateSpawnTool } from 'zidane/restate'
+import { isRestateCancellation } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import { demoTools } from '../demo-tools'
 import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../../contract/session'
-import { CHILD_SERVICE, CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE, SPAWN_TOOL } from '../../contract/session'
-import type { ChildService } from '../child-runner/child-service'
+import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE, SPAWN_TOOL } from '../../contract/session'
 import { publishAgentDeltas } from '../live/agent-live'
 import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
 import { createBuiltinTools } from 'zidane/tools'
-import { currentRunSettings, handedDown, runToolSet } from '../run-settings'
-import { agentHandlerOptions, agentOutputs, agentRuntime } from '../agent-deps'
+import { currentRunSettings, runToolSet } from '../run-settings'
+import { agentHandlerOptions, agentOutputs, agentRuntime, agentSpawnTool } from '../agent-deps'
 import type { AgentDeps } from '../agent-deps'
 import type { RunSettings } from '../../contract/session'
 import { policyPermission, restateApprovals } from './approvals'
@@ -28,8 +27,6 @@ import { recordedSessionStore } from '../event-log/session-events'
 import type { EventSink } from '../event-log/session-events'
 import { createSessionLogSync } from '../event-log/session-log-sync'
 import { readSessionChanges } from './session-changes'
-
-const Child: ChildService = { name: CHILD_SERVICE }
 
 /** What the session object gets besides the agents' dependencies. */
 export interface SessionObjectOptions {
@@ -103,12 +100,7 @@ async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: Se
   // Only when an earlier invocation was killed: the new commands it issues are on no other run's path.
   await endKilledRuns(ctx, session, config.maxAttempts)
   const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))
-  const spawn = restateSpawnTool({
-    // The log syncs the parent's events before a child's own (the child appends its events itself) and before the run waits on it.
-    dispatch: (childRequest) => {
-      events.flush()
-      return ctx.serviceClient(Child).run(handedDown(childRequest, settings, request.policy))
-    },
+  const spawn = agentSpawnTool(ctx, events, settings, request.policy, {
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
     limits: { maxChildrenPerTurn: settings.maxChildrenPerTurn, maxChildrenPerTree: settings.maxChildrenPerRun, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })

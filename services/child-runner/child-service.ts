@@ -1,11 +1,10 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
-import { restateSpawnTool } from 'zidane/restate'
 import type { ChildRunRequest, ChildRunResult, MergedChild, SpawnLimits } from 'zidane/restate'
 import { createSession } from 'zidane/session'
 import { createBuiltinTools } from 'zidane/tools'
-import { agentHandlerOptions, agentOutputs, agentRuntime } from '../agent-deps'
+import { agentHandlerOptions, agentOutputs, agentRuntime, agentSpawnTool } from '../agent-deps'
 import type { AgentDeps } from '../agent-deps'
 import { withErrorBoundary } from '../handler-boundary'
 import { CHILD_SERVICE, SPAWN_TOOL } from '../../contract/session'
@@ -17,7 +16,7 @@ import { createEventOutbox } from '../event-log/event-outbox'
 import type { EventSink } from '../event-log/session-events'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
 import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
-import { handedDown, runToolSet } from '../run-settings'
+import { runToolSet } from '../run-settings'
 import type { RunSettings } from '../../contract/session'
 
 function refusedStats(request: ChildRunRequest, now: number): AgentStats {
@@ -71,12 +70,7 @@ async function runChild(deps: AgentDeps, ctx: restate.Context, request: Services
   const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, store: sessionStore, clock: { now: () => startedAt } })
   const merged: MergedChild[] = []
   const root = await ctx.run('workspace', () => sessionWorkspace(deps.config.workspaceRoot, treeKey(request)))
-  const spawn = restateSpawnTool({
-    // Its own events before its children's (they append theirs themselves) and before it waits on them.
-    dispatch: (childRequest) => {
-      outbox.flush()
-      return ctx.serviceClient(Child).run(handedDown(childRequest, settings, request.policy))
-    },
+  const spawn = agentSpawnTool(ctx, outbox, settings, request.policy, {
     persist: false,
     onChildMerged: child => { merged.push(child) },
     limits: childLimits(request, settings),
@@ -114,5 +108,3 @@ export function childService(deps: AgentDeps) {
 
 /** The child runner's type, for typed clients. */
 export type ChildService = ReturnType<typeof childService>
-
-const Child: ChildService = { name: CHILD_SERVICE }
