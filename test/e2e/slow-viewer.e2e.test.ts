@@ -31,7 +31,7 @@ const HEAP_LIMIT = '--max-old-space-size=256'
 /**
  * Most each process's RSS may grow over the stall (its peak over its RSS when the stall starts). With the cut-offs a
  * stalled reader costs at most 1 MiB in each; the rest is the load's own growth, 14 to 25 MiB in the services and 6 to
- * 16 MiB in the gateway in our runs. Without the cut-offs each keeps every frame its stalled reader misses (about
+ * 21 MiB in the gateway in our runs. Without the cut-offs each keeps every frame its stalled reader misses (about
  * 2 MiB a second here): with the heap limit the services grew 187 MiB in 40 s and died of it ("JavaScript heap out of
  * memory"), the gateway grew 211 MiB to its own limit; without the limit the services grew 537 MiB and the gateway
  * 286 MiB, steadily, over the 60 s.
