@@ -48,13 +48,14 @@ export class SessionFeed {
   /** Emits `wake` when the log's count grows. */
   private readonly wakers = new EventEmitter().setMaxListeners(0)
   private readonly stop = new AbortController()
-  private running = false
 
-  constructor(private readonly key: string, private readonly source: EventLogSource, private readonly watchTimeoutMs: number, private readonly onIdle: () => void) {}
+  /** Starts following at once: {@link SessionFeeds.join} adds the first viewer right after. */
+  constructor(private readonly key: string, private readonly source: EventLogSource, private readonly watchTimeoutMs: number, private readonly onIdle: () => void) {
+    void this.follow()
+  }
 
   add(listener: OnError): void {
     this.listeners.add(listener)
-    if (!this.running) void this.follow()
   }
 
   remove(listener: OnError): void {
@@ -69,7 +70,7 @@ export class SessionFeed {
     this.remember(result.events)
     if (result.count > this.latest) {
       this.latest = result.count
-      this.wake()
+      this.wakers.emit('wake')
     }
   }
 
@@ -86,10 +87,6 @@ export class SessionFeed {
     await once(this.wakers, 'wake', { signal }).catch(() => undefined)
   }
 
-  private wake(): void {
-    this.wakers.emit('wake')
-  }
-
   private remember(events: readonly SessionEvent[]): void {
     const last = this.buffer.at(-1)?.seq
     const fresh = events.filter(event => last === undefined || event.seq > last)
@@ -101,7 +98,6 @@ export class SessionFeed {
 
   /** The watch loop: parks in Restate, reads what arrived once, wakes the viewers; renews on timeout. */
   private async follow(): Promise<void> {
-    this.running = true
     let failures = 0
     while (!this.stop.signal.aborted) {
       try {
@@ -114,7 +110,6 @@ export class SessionFeed {
         await backoff(failures, this.stop.signal)
       }
     }
-    this.running = false
   }
 
   /** Reads the events up to `count` into the buffer (once for every viewer), then wakes them. */
@@ -128,6 +123,6 @@ export class SessionFeed {
       cursor = page.events.at(-1)!.seq
     }
     this.latest = Math.max(this.latest, count)
-    this.wake()
+    this.wakers.emit('wake')
   }
 }
