@@ -26,22 +26,16 @@ export interface ServicesConfig {
    */
   abortTimeoutMs: number
   /**
-   * Most attempts Restate makes of one agent invocation (a session's `run` or `deliver`, a sub-agent's `run`) before it
-   * kills it (`ZIDANE_MAX_ATTEMPTS`, default {@link DEFAULT_MAX_ATTEMPTS}; `0` or `unlimited`: no bound, retried
-   * forever). Every attempt that ends without the handler returning counts, for every invocation the process was
-   * running: one a crash cut, one a restart ended, one refused while the services were down. The spacing is Restate's
-   * (`restate.toml`: 100 ms doubling to 2 s), so the default is about twelve minutes: a run that crashes the process
-   * outside any step is killed after them, and so is a run whose services stay unreachable that long (a deploy or an
-   * outage longer than that ends the runs in flight as failed: raise it, or `unlimited`, where that matters more). The session's next run records a killed run `failed`, naming the step it was in
-   * (`endKilledRuns`). A step that crashes the process is caught long before, by `maxStepCrashes`.
+   * Most attempts Restate makes of one agent invocation before it kills it (`ZIDANE_MAX_ATTEMPTS`, default
+   * {@link DEFAULT_MAX_ATTEMPTS}, about twelve minutes of Restate's retries; `0` or `unlimited`: no bound). Every
+   * attempt that ends without the handler returning counts, for every invocation the process was running, so an outage
+   * longer than the bound ends the runs in flight as failed. The backstop for a crash outside any step; a step that
+   * crashes the process is caught long before, by `maxStepCrashes`.
    */
   maxAttempts: number | undefined
   /**
    * Attempts that may end while one step of an agent run runs before that step is not run again and fails the run
-   * (`ZIDANE_MAX_STEP_CRASHES`, default 3; `0`: off). It catches a step that crashes the process on every attempt (an
-   * out-of-memory tool, a crash in a dependency) within a few restarts (7 s measured), long before `maxAttempts`,
-   * which counts the attempts of every run the crashes cut. It counts the step that crashes: a step of another run
-   * caught in the same crash waits for its turn to run alone and is not counted again (`RestateRuntimeOptions.crashGuard`).
+   * (`ZIDANE_MAX_STEP_CRASHES`, default 3; `0`: off): see `RestateRuntimeOptions.crashGuard`.
    */
   maxStepCrashes: number | undefined
   /** Tools that need a person's approval before each call (`ZIDANE_APPROVE_TOOLS`, comma-separated). */
