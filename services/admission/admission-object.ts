@@ -145,6 +145,3 @@ export const admissionObject = restate.implement(admissionInterface, {
   },
   options: { enableLazyState: true, ...unretained },
 })
-
-/** The admission object's type. */
-export type AdmissionObject = typeof admissionObject
