@@ -32,8 +32,9 @@ export async function serveServices(config: ServicesConfig, options: Omit<Servic
   const handler = (config.identityKeys.length > 0 ? endpoint.withIdentityV1(...config.identityKeys) : endpoint).http2Handler()
   const server = http2.createServer(drain.handler(handler))
   const hub: { registration?: ReplicaRegistration | undefined } = {}
-  // The hub stays registered while running steps drain (they may still stream deltas); it deregisters before the exit.
-  installGracefulShutdown({ server, drain: { ...drain, drain: async () => { await drain.drain(); await hub.registration?.stop() } }, graceMs: shutdown.graceMs })
+  // The hub deregisters before the drain refuses new requests (the deregistration runs here too); the deltas of
+  // steps still draining are then missed by viewers, whose durable events still arrive.
+  installGracefulShutdown({ server, drain: { ...drain, drain: async () => { await hub.registration?.stop(); await drain.drain() } }, graceMs: shutdown.graceMs })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, resolve)

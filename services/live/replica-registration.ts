@@ -21,7 +21,7 @@ export interface ReplicaRegistrationOptions {
 /** A running registration of this process's live hub. */
 export interface ReplicaRegistration {
   readonly claim: LiveReplicaClaim
-  /** Stops refreshing and deregisters: a one-way send that Restate keeps until a replica runs it. */
+  /** Stops refreshing and deregisters, waiting (at most 2 s) until the registry has run it. */
   stop(): Promise<void>
 }
 
@@ -72,8 +72,10 @@ export function startReplicaRegistration(options: ReplicaRegistrationOptions): R
     async stop() {
       stopped = true
       clearTimeout(timer)
-      // A registration still on its way was enqueued on the registry's key before this: Restate runs it first.
-      await ingress.sendClient(liveReplicasInterface, LIVE_REPLICAS_KEY).deregister(claim, clients.rpc.sendOpts({ timeout: 2_000 })).catch(() => undefined)
+      // Awaited, and before the drain refuses new requests: a deregistration left queued would be retried against a
+      // process that is leaving (a warning per retry, and on a single replica until it starts again). A registration
+      // still on its way was enqueued on the registry's key before this: Restate runs it first.
+      await ingress.client(liveReplicasInterface, LIVE_REPLICAS_KEY).deregister(claim, clients.rpc.opts({ timeout: 2_000 })).catch(() => undefined)
     },
   }
 }
