@@ -2,6 +2,7 @@ import type * as restate from '@restatedev/restate-sdk'
 import type { NewSessionEvent } from '../../contract/event-log'
 import { EVENTS_SERVICE } from '../../contract/event-log'
 import type { EventLogObject } from './event-log-object'
+import { isInTurnEvent } from './session-events'
 import type { EventSink } from './session-events'
 
 const EventLog: EventLogObject = { name: EVENTS_SERVICE }
@@ -22,13 +23,8 @@ export function createEventOutbox(ctx: restate.Context, logKey: string): EventSi
   return {
     publish(events) {
       buffered.push(...events)
-      if (events.some(endsTurnBoundary)) flush()
+      if (!events.every(isInTurnEvent)) flush()
     },
     flush,
   }
-}
-
-/** Whether an event marks a turn boundary (only the tool events of a turn in progress do not). */
-function endsTurnBoundary(event: NewSessionEvent): boolean {
-  return event.type !== 'tool:start' && event.type !== 'tool:end'
 }

@@ -21,6 +21,11 @@ export interface EventSink {
   flush(): void
 }
 
+/** Whether an event belongs to a turn still in progress (a tool call starting or ending), not to a turn boundary. */
+export function isInTurnEvent(event: NewSessionEvent): boolean {
+  return event.type === 'tool:start' || event.type === 'tool:end'
+}
+
 /** The session object's store: its paged state, the events of every write handed to `sink` with the counts after it. */
 export function recordedSessionStore(ctx: restate.ObjectContext, sink: EventSink, options: RestateSessionStoreOptions = {}): SessionStore {
   const counted = countingStore(restateSessionStore(ctx, options))

@@ -1,8 +1,8 @@
 import type * as restate from '@restatedev/restate-sdk'
-import type { NewSessionEvent } from '../../contract/event-log'
 import { EVENTS_SERVICE } from '../../contract/event-log'
 import type { EventDoorbell } from './event-doorbell'
 import type { EventLogObject } from './event-log-object'
+import { isInTurnEvent } from './session-events'
 import type { EventSink } from './session-events'
 
 const EventLog: EventLogObject = { name: EVENTS_SERVICE }
@@ -32,14 +32,9 @@ export function createSessionLogSync(ctx: restate.ObjectContext, doorbell: Event
     publish(events, counts) {
       if (events.length === 0) return
       unsynced = true
-      doorbell?.ring(ctx.key, counts, events.every(inTurn) ? IN_TURN_RING_DELAY_MS : 0)
+      doorbell?.ring(ctx.key, counts, events.every(isInTurnEvent) ? IN_TURN_RING_DELAY_MS : 0)
       if (events.some(event => event.type === 'question')) flush()
     },
     flush,
   }
-}
-
-/** Whether an event belongs to a turn still in progress (a tool call starting or ending), not to a turn boundary. */
-function inTurn(event: NewSessionEvent): boolean {
-  return event.type === 'tool:start' || event.type === 'tool:end'
 }
