@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { start } from '../../support/anthropic-server'
-import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../../support/anthropic-server'
+import { lastUserText, start, streamedWords } from '../../support/anthropic-server'
+import type { FakeAnthropicServer, RecordedRequest } from '../../support/anthropic-server'
 import { openSseViewer } from '../../support/sse-client'
 import type { SseFrame, SseViewer } from '../../support/sse-client'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
@@ -9,22 +9,11 @@ import type { TestStack } from '../helpers/stack'
 const API_KEY = 'sk-ant-e2e'
 
 /** The text of the latest user message that has text: the prompt of the run (tool results carry none). */
-function promptOf(request: RecordedRequest): string {
-  const messages = (request.body?.messages as unknown as Array<{ role: string; content: string | Array<{ type: string; text?: string }> }> | undefined) ?? []
-  const texts = messages.filter(message => message.role === 'user').map(message => typeof message.content === 'string' ? message.content : message.content.map(block => block.text ?? '').join(''))
-  return texts.filter(text => text !== '').at(-1) ?? ''
-}
-
 function turnOf(request: RecordedRequest): number {
   return ((request.body?.messages as unknown as Array<{ role: string }> | undefined) ?? []).filter(message => message.role === 'assistant').length
 }
 
 /** A text of `words` numbered words, streamed one word every `intervalMs`. */
-function slowText(words: number, intervalMs: number): ScriptedResponse {
-  const text = Array.from({ length: words }, (_, index) => `word${index}`).join(' ')
-  return { kind: 'message', content: [{ type: 'text', text }], usage: { input_tokens: 20, output_tokens: words }, deltaIntervalMs: intervalMs }
-}
-
 const isDelta = (frame: SseFrame): boolean => frame.event === 'model:delta'
 /** The event's own fields: durable and live events alike are `{ type, data }` (durable ones with `seq` and `at`). */
 const payload = (frame: SseFrame | undefined): Record<string, unknown> => (frame?.data.data ?? {}) as Record<string, unknown>
@@ -49,13 +38,13 @@ describe('live model deltas on the event stream', { timeout: 180_000 }, () => {
   beforeAll(async () => {
     model = await start({ apiKey: API_KEY })
     m().setHandler(request => {
-      const prompt = promptOf(request)
-      if (prompt === 'crash mid-stream') return slowText(80, 50)
-      if (prompt === 'reconnect mid-step') return slowText(40, 50)
-      if (prompt === 'spawn a streaming child') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'spawn', input: { task: 'child streams' } }] } : slowText(3, 10)
-      if (prompt === 'child streams') return slowText(30, 50)
-      if (prompt === 'overload mid-stream') return overloads++ === 0 ? { kind: 'overloaded', midStream: true, afterEvents: 6 } : slowText(20, 30)
-      return slowText(20, 30)
+      const prompt = lastUserText(request)
+      if (prompt === 'crash mid-stream') return streamedWords(80, 50)
+      if (prompt === 'reconnect mid-step') return streamedWords(40, 50)
+      if (prompt === 'spawn a streaming child') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'spawn', input: { task: 'child streams' } }] } : streamedWords(3, 10)
+      if (prompt === 'child streams') return streamedWords(30, 50)
+      if (prompt === 'overload mid-stream') return overloads++ === 0 ? { kind: 'overloaded', midStream: true, afterEvents: 6 } : streamedWords(20, 30)
+      return streamedWords(20, 30)
     })
     stack = await startTestStack({ ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: m().url, ZIDANE_MODEL: 'claude-test' }, { tenants: 1 })
   }, 120_000)
@@ -108,7 +97,7 @@ describe('live model deltas on the event stream', { timeout: 180_000 }, () => {
     expect(after.every(frame => payload(frame).attempt === payload(superseded).nextAttempt)).toBe(true)
     expect(payload(after[0]).offset).toBe(0)
     expect(textOfAttempt(after, payload(superseded).nextAttempt)).toBe(payload(turnEnd).text)
-    expect(m().requests.filter(request => promptOf(request) === 'crash mid-stream').length).toBeGreaterThanOrEqual(2)
+    expect(m().requests.filter(request => lastUserText(request) === 'crash mid-stream').length).toBeGreaterThanOrEqual(2)
   })
 
   it('an overload retried mid-stream yields model:superseded for the partial attempt, then the retry from offset 0', async () => {

@@ -1,8 +1,8 @@
 import * as clients from '@restatedev/restate-sdk-clients'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { LIVE_REPLICAS_KEY, liveReplicasInterface } from '../../contract/live-replicas'
-import { start } from '../../support/anthropic-server'
-import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../../support/anthropic-server'
+import { lastUserText, start, streamedWords } from '../../support/anthropic-server'
+import type { FakeAnthropicServer } from '../../support/anthropic-server'
 import { openSseViewer } from '../../support/sse-client'
 import type { SseFrame, SseViewer } from '../../support/sse-client'
 import { startReplicaStack } from '../helpers/replica-stack'
@@ -11,17 +11,6 @@ import type { ReplicaStack, ServicesReplica } from '../helpers/replica-stack'
 const API_KEY = 'sk-ant-e2e'
 /** Short, so a killed replica drops out within the test; refreshed every 2 s. */
 const LEASE_MS = 6_000
-
-function promptOf(request: RecordedRequest): string {
-  const messages = (request.body?.messages as unknown as Array<{ role: string; content: string | Array<{ text?: string }> }> | undefined) ?? []
-  const last = messages.filter(message => message.role === 'user').at(-1)
-  return typeof last?.content === 'string' ? last.content : (last?.content ?? []).map(block => block.text ?? '').join('')
-}
-
-function slowText(words: number, intervalMs: number): ScriptedResponse {
-  const text = Array.from({ length: words }, (_, index) => `word${index}`).join(' ')
-  return { kind: 'message', content: [{ type: 'text', text }], usage: { input_tokens: 20, output_tokens: words }, deltaIntervalMs: intervalMs }
-}
 
 const isDelta = (frame: SseFrame): boolean => frame.event === 'model:delta'
 const payload = (frame: SseFrame | undefined): Record<string, unknown> => (frame?.data.data ?? {}) as Record<string, unknown>
@@ -46,7 +35,7 @@ describe('live deltas with two services replicas and no ZIDANE_LIVE_URLS', { tim
   })
   beforeAll(async () => {
     model = await start({ apiKey: API_KEY })
-    model.setHandler(request => (promptOf(request) === 'fail over' ? slowText(150, 40) : slowText(30, 30)))
+    model.setHandler(request => (lastUserText(request) === 'fail over' ? streamedWords(150, 40) : streamedWords(30, 30)))
     stack = await startReplicaStack({ ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: model.url, ZIDANE_MODEL: 'claude-test', ZIDANE_LIVE_LEASE_MS: String(LEASE_MS) }, { ZIDANE_LIVE_REFRESH_MS: '500' })
   }, 180_000)
   afterAll(async () => {

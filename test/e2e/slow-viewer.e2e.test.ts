@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tenantOf } from '../../ingress-gateway/tenancy'
 import { liveStreamPath } from '../../contract/live-delta'
-import { start } from '../../support/anthropic-server'
-import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../../support/anthropic-server'
+import { lastUserText, start, streamedWords } from '../../support/anthropic-server'
+import type { FakeAnthropicServer } from '../../support/anthropic-server'
 import { openSseViewer } from '../../support/sse-client'
 import type { SseViewer } from '../../support/sse-client'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
@@ -42,17 +42,6 @@ const MAX_RSS_GROWTH_MIB = { services: 64, gateway: 64 }
  * rest in the kernel's socket buffers). Without the cut-offs it could read the 100 MiB its process had buffered.
  */
 const MAX_LEFT_IN_FLIGHT_BYTES = 16 * 1024 * 1024
-
-function promptOf(request: RecordedRequest): string {
-  const messages = (request.body?.messages as unknown as Array<{ role: string; content: string | Array<{ text?: string }> }> | undefined) ?? []
-  const last = messages.filter(message => message.role === 'user').at(-1)
-  return typeof last?.content === 'string' ? last.content : (last?.content ?? []).map(block => block.text ?? '').join('')
-}
-
-function text(words: number, intervalMs: number): ScriptedResponse {
-  const body = Array.from({ length: words }, (_, index) => `w${index}`).join(' ')
-  return { kind: 'message', content: [{ type: 'text', text: body }], usage: { input_tokens: 20, output_tokens: words }, deltaIntervalMs: intervalMs }
-}
 
 /** VmRSS of process `pid`, in bytes; undefined once it is gone. */
 function rssOf(pid: number): number | undefined {
@@ -149,7 +138,7 @@ describe('a viewer that reads nothing for 60 s while 20 sessions stream', { time
 
   beforeAll(async () => {
     model = await start({ apiKey: API_KEY })
-    model.setHandler(request => (promptOf(request) === 'flood' ? text(FLOOD_WORDS, 0) : text(2_500, 40)))
+    model.setHandler(request => (lastUserText(request) === 'flood' ? streamedWords(FLOOD_WORDS, 0, 'w') : streamedWords(2_500, 40, 'w')))
     const limits = { GATEWAY_MAX_CONCURRENT_RUNS: '100', GATEWAY_MAX_EVENT_STREAMS: '100' }
     stack = await startTestStack({ ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: model.url, ZIDANE_MODEL: 'claude-test', NODE_OPTIONS: HEAP_LIMIT, ...limits }, { tenants: 1 })
   }, 120_000)
