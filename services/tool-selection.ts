@@ -51,10 +51,11 @@ export interface ToolOffer {
   capability: ShellPolicy
 }
 
-/** The {@link ToolOffer} of `env`: probes the sandbox twice (the operator's selection, and the shell runs use). */
+/** The {@link ToolOffer} of `env`: probes the sandbox once (the selection only decides whether `shell` is left out). */
 export function createToolOffer(env: NodeJS.ProcessEnv): ToolOffer {
-  const shell = shellPolicy(env)
   const capability = shellCapability(env)
+  // The selection's policy is the capability unless the selection leaves `shell` out (then no probe at all).
+  const shell = isToolSelected('shell', env) ? capability : shellPolicy(env)
   let builtinNames: string[] | undefined
   return {
     shell,
