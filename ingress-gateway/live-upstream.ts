@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { LiveDelta, LiveMessage } from '../contract/live-delta'
 import { liveStreamPath } from '../contract/live-delta'
 import type { LiveReplicaDirectory } from './live-replicas'
@@ -93,7 +94,7 @@ export class LiveUpstream {
         this.connections.delete(connection)
       }
       if (connection.signal.aborted) continue // a viewer joined: reconnect at once for its replay
-      await sleep(backoffMs, stop)
+      await sleep(backoffMs, undefined, { signal: stop }).catch(() => undefined)
       backoffMs = Math.min(backoffMs * 2, this.options.maxBackoffMs ?? 1_000)
     }
   }
@@ -112,16 +113,4 @@ async function readHub(url: string, sessionKey: string, token: string, accept: (
     pending = lines.pop() ?? ''
     for (const line of lines) if (line !== '') accept((JSON.parse(line) as LiveMessage).delta)
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise(resolve => {
-    const timer = setTimeout(done, ms)
-    function done(): void {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    signal.addEventListener('abort', done, { once: true })
-  })
 }
