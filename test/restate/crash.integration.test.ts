@@ -30,6 +30,21 @@ async function listening(child: ChildProcess): Promise<void> {
   })
 }
 
+/** Starts the probe service, sends `target`, waits for the service to SIGKILL itself, starts a second one on the port. */
+async function crashOnceThenRestart(h: RestateHarness, children: ChildProcess[], port: number, ledger: string, marker: string, target: string): Promise<{ first: ChildProcess; invocationId: string }> {
+  const first = startService(port, ledger, marker)
+  children.push(first)
+  await listening(first)
+  await h.registerDeployment(`http://127.0.0.1:${port}`)
+  const exited = new Promise<NodeJS.Signals | null>(resolve => first.once('exit', (_code, signal) => resolve(signal)))
+  const invocationId = await h.send(target)
+  expect(await exited).toBe('SIGKILL')
+  const second = startService(port, ledger, marker)
+  children.push(second)
+  await listening(second)
+  return { first, invocationId }
+}
+
 describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) => {
   let harness: RestateHarness | undefined
   const dir = mkdtempSync(path.join(tmpdir(), 'zidane-crash-'))
@@ -47,17 +62,8 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     const port = await freePort()
     const ledger = path.join(dir, 'ledger.jsonl')
     const marker = path.join(dir, 'marker')
-    const first = startService(port, ledger, marker)
-    children.push(first)
-    await listening(first)
-    await h.registerDeployment(`http://127.0.0.1:${port}`)
-    const exited = new Promise<NodeJS.Signals | null>(resolve => first.once('exit', (_code, signal) => resolve(signal)))
-    const invocationId = await h.send('CrashProbe/k1/run')
-    expect(await exited).toBe('SIGKILL')
+    const { first, invocationId } = await crashOnceThenRestart(h, children, port, ledger, marker, 'CrashProbe/k1/run')
     expect(existsSync(marker)).toBe(true)
-    const second = startService(port, ledger, marker)
-    children.push(second)
-    await listening(second)
     const result = await h.attach<string[]>(invocationId)
     expect(result.status).toBe(200)
     expect(result.body).toEqual(['a:false', 'b:true', 'c:false'])
@@ -71,16 +77,7 @@ describe.each(REPLAY_MODES)('crash inside a step ($mode)', ({ alwaysReplay }) =>
     const port = await freePort()
     const ledger = path.join(dir, 'once.jsonl')
     const marker = path.join(dir, 'once-marker')
-    const first = startService(port, ledger, marker)
-    children.push(first)
-    await listening(first)
-    await h.registerDeployment(`http://127.0.0.1:${port}`)
-    const exited = new Promise<NodeJS.Signals | null>(resolve => first.once('exit', (_code, signal) => resolve(signal)))
-    const invocationId = await h.send('OnceProbe/k4/run')
-    expect(await exited).toBe('SIGKILL')
-    const second = startService(port, ledger, marker)
-    children.push(second)
-    await listening(second)
+    const { first, invocationId } = await crashOnceThenRestart(h, children, port, ledger, marker, 'OnceProbe/k4/run')
     const result = await h.attach<string>(invocationId)
     expect(result.body).toBe('once:true')
     expect(readLedger(ledger).map(entry => `${entry.step}:${entry.resumed}:${entry.pid === first.pid ? 1 : 2}`)).toEqual(['once:false:1', 'once:true:2'])
