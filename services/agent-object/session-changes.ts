@@ -3,6 +3,7 @@ import { readSessionRuns, SESSION_STATE_KEY, sessionTurnStateKey } from 'zidane/
 import type { StoredSessionHeader } from 'zidane/restate'
 import type { SessionTurn } from 'zidane/session'
 import type { SessionChanges, SessionChangesRequest } from '../../contract/event-log'
+import { readState } from '../read-state'
 
 /** Most run records and most new turns one `changes` answer holds: the log reads on from there. */
 export const MAX_CHANGES = 200
@@ -16,9 +17,8 @@ export const MAX_CHANGES = 200
 export async function readSessionChanges(ctx: restate.ObjectSharedContext, request: SessionChangesRequest): Promise<SessionChanges> {
   const runs = await readSessionRuns(ctx, request.runsFrom, request.runsFrom + clamp(request.runs), restate.RestatePromise)
   const wanted = Math.max(request.turnsFrom, request.newFrom) + clamp(request.turns) - request.turnsFrom
-  // The turns and the header in one round trip: a shared context's reads are durable promises, joined durably.
-  const read = <T>(key: string): restate.RestatePromise<T | null> => ctx.get<T>(key) as unknown as restate.RestatePromise<T | null>
-  const values: unknown[] = await restate.RestatePromise.all([...Array.from({ length: wanted }, (_, offset) => read<SessionTurn>(sessionTurnStateKey(request.turnsFrom + offset))), read<StoredSessionHeader>(SESSION_STATE_KEY)])
+  // The turns and the header in one round trip.
+  const values = await readState(ctx, [...Array.from({ length: wanted }, (_, offset) => sessionTurnStateKey(request.turnsFrom + offset)), SESSION_STATE_KEY])
   const header = values.pop() as StoredSessionHeader | null
   const missing = values.findIndex(value => value == null)
   const turns = (missing === -1 ? values : values.slice(0, missing)) as SessionTurn[]

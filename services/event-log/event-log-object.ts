@@ -6,6 +6,7 @@ import {
   EVENT_COUNT_STATE_KEY, EVENT_CURSOR_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENT_WATCHED_STATE_KEY, EVENTS_SERVICE, WATCHED_FOR_MS,
 } from '../../contract/event-log'
 import { deriveEvents, EMPTY_CURSOR, firstRunToRead } from './derive-events'
+import { readState } from '../read-state'
 
 /** Most events one `read` returns. */
 export const MAX_READ_LIMIT = 500
@@ -26,11 +27,6 @@ function pageKey(page: number): string {
 
 /** What a handler that appends needs of the log, read in one round trip. */
 interface LogHead { count: number; waiters: string[] }
-
-/** Reads `keys` of the log's state in one round trip (lazy state: each read is a command, joined durably). */
-async function readState(ctx: restate.ObjectContext, keys: readonly string[]): Promise<unknown[]> {
-  return restate.RestatePromise.all(keys.map(key => ctx.get<unknown>(key) as unknown as restate.RestatePromise<unknown>))
-}
 
 /** Appends a sub-agent's batch of events in order (a journaled one-way send of its outbox). */
 async function append(ctx: restate.ObjectContext, request: AppendEventsRequest): Promise<number> {
