@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -64,5 +64,8 @@ describe('an unsafe call killed as it starts, over a slow network that loses wha
     expect(readFileSync(ledger, 'utf8').trim().split('\n')).toEqual(['ran'])
     const results = view.turns.flatMap(turn => turn.content.filter(block => block.type === 'tool_result').map(block => block.content))
     expect(results).toEqual([INTERRUPTED_TOOL_TEXT])
+    // The crash guard's count of the call (services/composition.ts: the workspace root's `.step-crashes`) is forgotten
+    // once its result is journaled.
+    await expect.poll(() => readdirSync(join(s().dataDir, 'workspaces', '.step-crashes')), { timeout: 10_000 }).toEqual([])
   })
 })
