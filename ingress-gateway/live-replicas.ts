@@ -24,7 +24,7 @@ export interface DiscoveredReplicasOptions {
   token: string
   /** How often the list is read again while a session is followed (`ZIDANE_LIVE_REFRESH_MS`, default 5000). */
   refreshMs?: number
-  /** Told about a failed read (the last list is kept) and about a registered hub left out for its proof or URL. */
+  /** Told about a failed read (the last list is kept) and, once while it stays registered, about a hub left out for its proof or URL. */
   onError?: (error: unknown) => void
   /** Reads the registry; default the typed ingress client. Tests plug in their own. */
   read?: () => Promise<LiveReplica[]>
@@ -46,12 +46,17 @@ export function discoveredReplicas(options: DiscoveredReplicasOptions): LiveRepl
   const refreshMs = options.refreshMs ?? DEFAULT_LIVE_REFRESH_MS
   const listeners = new Set<(urls: readonly string[]) => void>()
   let known: readonly string[] = []
+  // The registrations left out at the last read: each is told of once, not at every read (every 500 ms while none is trusted).
+  let refused = new Set<string>()
   let timer: NodeJS.Timeout | undefined
   let reading = false
   const refresh = async (): Promise<void> => {
     reading = true
     try {
-      const urls = trustedUrls(await read(), options.token, options.onError)
+      const left = new Set<string>()
+      const urls = trustedUrls(await read(), options.token, url => left.add(url))
+      for (const url of left) if (!refused.has(url)) options.onError?.(new Error(`ignoring the live hub registered as ${url}: its registration does not carry the live token's proof`))
+      refused = left
       if (urls.join('\n') !== known.join('\n')) {
         known = urls
         for (const listener of listeners) listener(urls)
@@ -83,12 +88,12 @@ function registryReader(ingressUrl: string): () => Promise<LiveReplica[]> {
   return async () => registry.list(clients.rpc.opts({ timeout: 5_000 }))
 }
 
-/** The sorted, distinct URLs of the replicas whose claim the live token proves. */
-function trustedUrls(replicas: readonly LiveReplica[], token: string, onError: ((error: unknown) => void) | undefined): string[] {
+/** The sorted, distinct URLs of the replicas whose claim the live token proves; `refuse` is given the others'. */
+function trustedUrls(replicas: readonly LiveReplica[], token: string, refuse: (url: string) => void): string[] {
   const urls = new Set<string>()
   for (const replica of replicas) {
     if (isHubUrl(replica.url) && hasValidProof(token, replica)) urls.add(replica.url.replace(/\/+$/, ''))
-    else onError?.(new Error(`ignoring the live hub registered as ${String(replica.url)}: its registration does not carry the live token's proof`))
+    else refuse(String(replica.url))
   }
   return [...urls].sort()
 }
