@@ -1,9 +1,8 @@
 import { iface } from '@restatedev/restate-sdk-core'
-import type { AddMessageRequest, AnswerResult, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from './session'
+import type { AddMessageRequest, AnswerResult, OwnedAnswerRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from './session'
 import { INBOX_SERVICE, RESUMER_SERVICE, SESSION_SERVICE } from './session'
 import type { ReadEventsRequest, ReadEventsResult, WatchRequest, WatchResult } from './event-log'
 import { EVENT_WATCH_SERVICE, EVENTS_SERVICE } from './event-log'
-import type { OwnedAnswerRequest } from './session'
 
 // The handlers callers outside a service reach (the gateway through the ingress, the admission object through its
 // context), declared as Restate service interfaces over the contract's names and shapes: typed clients come from
