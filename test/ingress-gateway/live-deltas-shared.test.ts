@@ -1,32 +1,24 @@
-import type { Server, ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import type { ServerResponse } from 'node:http'
+import { describe, expect, it } from 'vitest'
 import { createLiveDeltas } from '../../ingress-gateway/live-deltas'
 import type { LiveEvent } from '../../ingress-gateway/live-deltas'
 import type { LiveDelta } from '../../contract/live-delta'
 import { createLiveHub } from '../../services/live/live-hub'
 import type { LiveHub } from '../../services/live/live-hub'
-import { createLiveServer } from '../../services/live/live-server'
+import { LIVE_TEST_TOKEN, liveServers } from '../helpers/live-server'
 
-const token = 'internal-token-0123456789'
-let server: Server | undefined
-
-afterEach(async () => {
-  server?.closeAllConnections()
-  await new Promise(resolve => server?.close(resolve))
-  server = undefined
-})
+const token = LIVE_TEST_TOKEN
+const serveHub = liveServers()
 
 /** A hub's live server that counts its open streams. */
 async function countingHub(hub: LiveHub): Promise<{ url: string; open: () => number }> {
-  server = createLiveServer(hub, { token })
+  const { server, url } = await serveHub(hub)
   let open = 0
   server.on('request', (_request, response: ServerResponse) => {
     open++
     response.once('close', () => open--)
   })
-  await new Promise<void>(resolve => server?.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, open: () => open }
+  return { url, open: () => open }
 }
 
 function delta(offset: number, text: string): LiveDelta {

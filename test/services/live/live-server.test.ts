@@ -1,25 +1,15 @@
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { LiveDelta, LiveMessage } from '../../../contract/live-delta'
 import { liveStreamPath } from '../../../contract/live-delta'
 import { createLiveHub } from '../../../services/live/live-hub'
 import type { LiveHub } from '../../../services/live/live-hub'
-import { createLiveServer } from '../../../services/live/live-server'
+import { LIVE_TEST_TOKEN, liveServers } from '../../helpers/live-server'
 
-const token = 'internal-token-0123456789'
-let server: Server | undefined
-
-afterEach(async () => {
-  server?.closeAllConnections()
-  await new Promise(resolve => server?.close(resolve))
-  server = undefined
-})
+const token = LIVE_TEST_TOKEN
+const serveHub = liveServers()
 
 async function listen(hub: LiveHub): Promise<string> {
-  server = createLiveServer(hub, { token })
-  await new Promise<void>(resolve => server?.listen(0, '127.0.0.1', resolve))
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return (await serveHub(hub)).url
 }
 
 function delta(text: string, offset: number): LiveDelta {
