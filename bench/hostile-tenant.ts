@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { freeStackPortsEnv } from '../scripts/stack/free-port'
 import { loadStackConfig } from '../scripts/stack/stack-config'
-import { startStack } from '../scripts/stack/start-stack'
 import type { RunningStack } from '../scripts/stack/start-stack'
-import type { ProcessHandle } from '../scripts/stack/supervisor'
 import { UNLIMITED_GATEWAY } from './lib/full-stack'
+import { startKeptStack } from './lib/kept-stack'
+import type { KeptStack } from './lib/kept-stack'
 import type { BenchOptions } from './lib/options'
 import { figureOf } from './lib/report'
 import type { Report } from './lib/report'
@@ -52,20 +52,11 @@ const ATTACKS: readonly Attack[] = [
 ]
 
 /** The running stack and the tail of what its processes printed (shown when the section fails). */
-interface HostileStack { stack: RunningStack; output(): string; stop(): Promise<void> }
+type HostileStack = KeptStack
 
 async function startHostileStack(dataDir: string): Promise<HostileStack> {
   const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: `${TENANT_A_KEY},${TENANT_B_KEY}`, ...(await freeStackPortsEnv()) })
-  const lines: string[] = []
-  const keep = (name: string, line: string): void => { lines.push(`[${name}] ${line}`); if (lines.length > 40) lines.shift() }
-  const processes: ProcessHandle[] = []
-  const stop = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
-  const env = { ...STACK_ENV, ZIDANE_WORKSPACE_ROOT: path.join(dataDir, 'workspaces') }
-  const stack = await startStack(config, reason => { process.stderr.write(`[bench] stack failed: ${reason}\n`) }, env, keep, processes).catch(async (error: unknown) => {
-    await stop()
-    throw error
-  })
-  return { stack, output: () => lines.join('\n'), stop }
+  return startKeptStack(config, { ...STACK_ENV, ZIDANE_WORKSPACE_ROOT: path.join(dataDir, 'workspaces') })
 }
 
 /** What one prompt answered: HTTP status, the run's status and final text. */

@@ -6,11 +6,10 @@ import path from 'node:path'
 import { tenantOf } from '../ingress-gateway/tenancy'
 import { freeStackPortsEnv } from '../scripts/stack/free-port'
 import { loadStackConfig } from '../scripts/stack/stack-config'
-import { startStack } from '../scripts/stack/start-stack'
-import type { ProcessHandle } from '../scripts/stack/supervisor'
 import { openSseViewer } from '../support/sse-client'
 import type { SseViewer } from '../support/sse-client'
 import { interleave } from './lib/interleave'
+import { startKeptStack } from './lib/kept-stack'
 import { parseOptions } from './lib/options'
 import type { BenchOptions } from './lib/options'
 import { figureOf, single } from './lib/report'
@@ -60,20 +59,13 @@ interface Meter { atMs: number; measuredCpuSeconds: number; gatewayCpuSeconds: n
 
 async function startLogStack(dataDir: string): Promise<LogStack> {
   const config = await loadStackConfig({ ...process.env, ZIDANE_DATA_DIR: dataDir, GATEWAY_API_KEYS: API_KEY, ...(await freeStackPortsEnv()) })
-  const lines: string[] = []
-  const keep = (name: string, line: string): void => { lines.push(`[${name}] ${line}`); if (lines.length > 40) lines.shift() }
-  const processes: ProcessHandle[] = []
-  const stopAll = async (): Promise<void> => { for (const handle of [...processes].reverse()) await handle.stop() }
-  const stack = await startStack(config, reason => { process.stderr.write(`[bench] stack failed: ${reason}\n`) }, STACK_ENV, keep, processes).catch(async (error: unknown) => {
-    await stopAll()
-    throw error
-  })
+  const { stack, output, stop } = await startKeptStack(config, STACK_ENV)
   const pid = (name: ProcessName): number => {
     const value = stack.processes.find(handle => handle.name === name)?.current()?.pid
     if (value === undefined) throw new Error(`no ${name} process`)
     return value
   }
-  return { gatewayUrl: stack.gatewayUrl, ingressUrl: stack.ingressUrl, adminUrl: stack.adminUrl, metricsUrl: `http://127.0.0.1:${config.fabricPort}/metrics`, pid, output: () => lines.join('\n'), stop: stopAll }
+  return { gatewayUrl: stack.gatewayUrl, ingressUrl: stack.ingressUrl, adminUrl: stack.adminUrl, metricsUrl: `http://127.0.0.1:${config.fabricPort}/metrics`, pid, output, stop }
 }
 
 /** A run of `sessionId` through the gateway (`?wait=true`): its invocation id and wall time; throws unless it completed. */
