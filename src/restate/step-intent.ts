@@ -100,15 +100,16 @@ function settleWith<T>(effect: Promise<T>, outcome: Settlable<T>, onSettled: () 
 
 /**
  * For a join: waits, in one await (`joinIntents`), for the intents of the at-most-once steps among `promises` that
- * nothing drives yet, issues their effects in the order of `promises`, and returns `promises` with each such step
+ * nothing drives yet, issues their effects in the order of `promises`, and returns `promises` with each step it claimed
  * replaced by its effect. The journal's order of commands is then decided by the code, not by when acknowledgements
  * arrive.
  */
 export async function issueEffects(promises: readonly Promise<unknown>[], joinIntents: (intents: Promise<unknown>[]) => Promise<unknown>): Promise<Promise<unknown>[]> {
-  const intents: Promise<unknown>[] = []
-  for (const promise of promises) if (promise instanceof AtMostOnceStep && promise.claim()) intents.push(promise.intent)
-  if (intents.length > 0) await joinIntents(intents)
-  return promises.map(promise => (promise instanceof AtMostOnceStep ? promise.issue() : promise))
+  const claimed = new Set<AtMostOnceStep<unknown>>()
+  for (const promise of promises) if (promise instanceof AtMostOnceStep && promise.claim()) claimed.add(promise)
+  if (claimed.size > 0) await joinIntents([...claimed].map(step => step.intent))
+  // A step another driver already has (its own `then`) issues its effect after its own intent: the join awaits it as is.
+  return promises.map(promise => (promise instanceof AtMostOnceStep && claimed.has(promise) ? promise.issue() : promise))
 }
 
 /** Turns an at-most-once step into an {@link AtMostOnceStep}. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { stepKey } from '../../src/durable/runtime'
 import { restateRuntime } from '../../src/restate/runtime'
+import { AtMostOnceStep, issueEffects } from '../../src/restate/step-intent'
 import type { RestateRunOptions } from '../../src/restate/types'
 import { createFakeObjectContext } from '../helpers/restate/fake-context'
 import type { FakeObjectContext } from '../helpers/restate/fake-context'
@@ -58,6 +59,20 @@ describe('intents of at-most-once steps', () => {
     const step = (name: string, atMostOnce: boolean): Promise<string> => runtime.step(stepKey('r', 'tool', 't1', name), async attempt => `${name}:${attempt.resumed}`, { atMostOnce })
     expect(await runtime.all([step('a', true), step('b', false), step('c', true)])).toEqual(['a:false', 'b:false', 'c:false'])
     expect(ctx.runs.map(run => run.name)).toEqual(['intent:r/t1/a/tool', 'r/t1/b/tool', 'intent:r/t1/c/tool', 'r/t1/a/tool', 'r/t1/c/tool'])
+  })
+
+  it('leaves a step its own await already drives to that driver: a join never issues its effect before its intent', async () => {
+    let journalIntent: (value: unknown) => void = () => undefined
+    const intent = new Promise(resolve => { journalIntent = resolve })
+    const issued: string[] = []
+    const step = new AtMostOnceStep(intent, async () => { issued.push('effect'); return 'done' }, () => undefined)
+    const awaited = step.then(value => value) // its own driver: waits for the intent, then issues the effect
+    const joined = await issueEffects([step], async () => undefined)
+    expect(issued).toEqual([])
+    journalIntent(true)
+    expect(await joined[0]).toBe('done')
+    expect(await awaited).toBe('done')
+    expect(issued).toEqual(['effect'])
   })
 
   it('runs the effect as new after an attempt of this process stopped before issuing it', async () => {
