@@ -31,7 +31,9 @@ describe('event doorbell', () => {
   it('calls sync at the first ring, and once more for the rings within its window, with the latest counts', async () => {
     const ingress = await fakeIngress({ watched: true })
     close = ingress.close
-    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 50 })
+    // A window far wider than any scheduling delay: the bounds below hold on a loaded machine (the arrival times
+    // include a connection's set-up, which the window, counted from a call's start, does not).
+    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 1_000 })
     const startMs = performance.now()
     doorbell.ring('t1~a b', { turns: 1, runs: 1 })
     await sleep(5)
@@ -42,8 +44,8 @@ describe('event doorbell', () => {
       ['/events/t1~a%20b/sync', { turns: 1, runs: 1 }],
       ['/events/t1~a%20b/sync', { turns: 3, runs: 1 }],
     ])
-    expect((ingress.calls[0]?.atMs ?? Infinity) - startMs).toBeLessThan(40) // at once, not after the window
-    expect((ingress.calls[1]?.atMs ?? 0) - (ingress.calls[0]?.atMs ?? 0)).toBeGreaterThanOrEqual(40)
+    expect((ingress.calls[0]?.atMs ?? Infinity) - startMs).toBeLessThan(500) // at once, not after the window
+    expect((ingress.calls[1]?.atMs ?? 0) - (ingress.calls[0]?.atMs ?? 0)).toBeGreaterThanOrEqual(500)
     expect(doorbell.calls()).toBe(2)
   })
 
@@ -58,7 +60,8 @@ describe('event doorbell', () => {
     expect(ingress.calls).toHaveLength(1) // the first call learnt that nobody follows
     await doorbell.idle()
     expect(ingress.calls.map(call => call.body)).toEqual([{ turns: 1, runs: 1 }, { turns: 5, runs: 1 }])
-    expect((ingress.calls[1]?.atMs ?? 0) - (ingress.calls[0]?.atMs ?? 0)).toBeGreaterThanOrEqual(290)
+    // Far past the 10 ms window; below 300 ms by what the first call's connection set-up may take under load.
+    expect((ingress.calls[1]?.atMs ?? 0) - (ingress.calls[0]?.atMs ?? 0)).toBeGreaterThanOrEqual(200)
   })
 
   it('holds a ring that may wait until a ring that may not, and calls once for both', async () => {
