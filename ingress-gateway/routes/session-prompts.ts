@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyPluginAsync } from 'fastify'
 import type { SessionRunRequest, SessionRunResult } from '../../contract/session'
 import { ADMISSION_WAIT_MS, admitPrompt } from '../admission'
@@ -82,10 +83,24 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
   })
 }
 
+/**
+ * How long an attach answered 404 is tried again. The admission sent the run before it answered, but the send reaches
+ * the session's partition a moment later: on a cluster (seen under load) an attach can get there first.
+ */
+const UNSEEN_RUN_RETRY_MS = 10_000
+
 /** Waits for the run (`attach`, renewed every `holdMs`); stops waiting (the run goes on) when `abandoned` aborts: the client went away. */
 async function attachRun(ingress: RestateIngress, invocationId: string, abandoned: AbortSignal, holdMs: number): Promise<SessionRunResult> {
+  const giveUpAt = performance.now() + UNSEEN_RUN_RETRY_MS
   try {
-    return await heldCall(signal => ingress.until(signal).result<SessionRunResult>({ invocationId, status: 'Accepted', attachable: true }), abandoned, holdMs)
+    for (;;) {
+      try {
+        return await heldCall(signal => ingress.until(signal).result<SessionRunResult>({ invocationId, status: 'Accepted', attachable: true }), abandoned, holdMs)
+      } catch (error) {
+        if (!(error instanceof RestateCallError) || error.status !== 404 || performance.now() > giveUpAt || abandoned.aborted) throw error
+        await delay(100, undefined, { signal: abandoned }).catch(() => undefined)
+      }
+    }
   } catch (error) {
     if (!(error instanceof RestateCallError)) throw error
     if (error.status === 409) throw new GatewayError('run_cancelled', `the run was cancelled (${error.message})`)

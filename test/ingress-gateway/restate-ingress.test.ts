@@ -65,4 +65,16 @@ describe('held calls: an attach to a long run', () => {
     expect(response.json()).toMatchObject({ invocationId: 'inv_long', status: 'completed', text: 'done' })
     expect(attaches(restate)).toBeGreaterThanOrEqual(3)
   })
+
+  it('POST …/prompts?wait=true attaches again while the admitted run has not reached its partition (404)', async () => {
+    let calls = 0
+    restate.on(`GET ${ATTACH_PATH}`, () => (++calls <= 2 ? { status: 404, body: { message: 'not found' } } : { status: 200, body: RESULT }))
+    restate.on(`POST /admission/${tenantOf(KEY_A)}/admit`, { status: 200, body: { outcome: 'admitted', invocationId: 'inv_long', queued: false } })
+    const app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: `${restate.url}/admin`, attachTimeoutMs: 300 })
+    const response = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
+    await app.close()
+    expect(response.statusCode, response.body).toBe(200)
+    expect(response.json()).toMatchObject({ invocationId: 'inv_long', status: 'completed', text: 'done' })
+    expect(attaches(restate)).toBe(3)
+  })
 })
