@@ -71,6 +71,8 @@ export interface PendingQuestion {
   options?: string[]
   createdAt: number
   expiresAt?: number
+  /** The id of the tool call this question belongs to: the `ask_user`/`present_plan` call, or the call an approval is about. */
+  callId?: string
   /** The tool an approval is about (kind `approval`). */
   tool?: string
   /** The input of that call as JSON text, cut to {@link APPROVAL_INPUT_PREVIEW_CHARS} characters. */

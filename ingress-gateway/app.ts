@@ -8,7 +8,12 @@ import { installJsonParser, installValidation } from './json-body'
 import { createLiveDeltas, NO_LIVE_DELTAS, type LiveDeltas } from './live-deltas'
 import { createRestateAdmin, type RestateAdmin } from './restate-admin'
 import { connectIngress, type RestateIngress } from './restate-ingress'
+import { installCors } from './cors'
+import { createRunTimeline } from './protocols/create-run-timeline'
+import type { RunTimeline } from './protocols/run-timeline'
+import { agUiRoutes } from './routes/ag-ui'
 import { awakeableRoutes } from './routes/awakeables'
+import { chatRoutes } from './routes/chat'
 import { healthRoutes } from './routes/health'
 import { sessionEventRoutes } from './routes/session-events'
 import { sessionMessageRoutes } from './routes/session-messages'
@@ -27,6 +32,8 @@ export interface RouteDependencies {
   /** The per-tenant limits in force (defaults filled in). */
   limits: TenantLimits
   live: LiveDeltas
+  /** The protocol-neutral session activity the chat protocols (AI SDK, AG-UI) map. */
+  timeline: RunTimeline
 }
 
 /**
@@ -60,15 +67,19 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
   app.decorateRequest('tenant', '')
   await registerOpenApi(app, config)
   const limits = { ...DEFAULT_TENANT_LIMITS, ...config.limits }
+  const ingress = connectIngress(config.restateIngressUrl)
+  const live = config.live ? createLiveDeltas(config.live) : NO_LIVE_DELTAS
+  installCors(app, config.corsOrigins ?? [])
   const dependencies: RouteDependencies = {
     config,
-    ingress: connectIngress(config.restateIngressUrl),
+    ingress,
     admin: createRestateAdmin(config.restateAdminUrl, config.restateIngressUrl),
     auth: createAuth(config, createRateLimiter(limits)),
     limits,
-    live: config.live ? createLiveDeltas(config.live) : NO_LIVE_DELTAS,
+    live,
+    timeline: createRunTimeline({ ingress, live, config }),
   }
-  for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes]) {
+  for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes, chatRoutes, agUiRoutes]) {
     await app.register(routes, dependencies)
   }
   return app

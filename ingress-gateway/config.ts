@@ -37,6 +37,11 @@ export interface GatewayConfig {
   attachTimeoutMs?: number
   /** How long a prompt, message or answer waits for the services before it is answered 202 (default 10000; answers 5000). */
   servicesWaitMs?: number
+  /**
+   * Browser origins allowed to call the API cross-origin (`GATEWAY_CORS_ORIGINS`, comma-separated, e.g.
+   * `https://app.example.com`). Empty (the default): no cross-origin access at all.
+   */
+  corsOrigins?: string[]
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
   logger?: boolean
   /** Fastify log level when the logger is on (`LOG_LEVEL`, default `info`: one line per request). */

@@ -55,6 +55,7 @@ function approvalQuestion(interaction: InteractionRequest, createdAt: number, ti
   return {
     id: interaction.awakeable.id,
     kind: 'approval',
+    callId: interaction.callId,
     question: cut(interaction.question, APPROVAL_INPUT_PREVIEW_CHARS),
     createdAt,
     ...(timeoutMs ? { expiresAt: createdAt + timeoutMs } : {}),

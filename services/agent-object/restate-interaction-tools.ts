@@ -38,7 +38,7 @@ export function restateInteractionTools(ctx: restate.ObjectContext, options: { t
 async function park(ctx: restate.ObjectContext, kind: PendingQuestion['kind'], question: string, choices: JsonValue | undefined, toolCtx: ToolContext, timeoutMs: number | undefined): Promise<ToolResult> {
   const awakeable = ctx.awakeable<JsonValue>()
   const createdAt = await ctx.date.now()
-  const pending: PendingQuestion = { id: awakeable.id, kind, question, createdAt, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}), ...(timeoutMs ? { expiresAt: createdAt + timeoutMs } : {}) }
+  const pending: PendingQuestion = { id: awakeable.id, kind, callId: toolCtx.callId, question, createdAt, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}), ...(timeoutMs ? { expiresAt: createdAt + timeoutMs } : {}) }
   await listPendingQuestion(ctx, pending)
   await toolCtx.hooks.callHook('interaction:request', { kind, sessionId: toolCtx.sessionId, runId: toolCtx.runId, callId: toolCtx.callId, question, awakeable: { id: awakeable.id } })
   const outcome = await raceWithTimeout(ctx, awakeable.promise, { promises: restate.RestatePromise, ...(timeoutMs ? { timeoutMs } : {}) })

@@ -101,7 +101,7 @@ export class EventRecorder {
         events.push({ type: 'tool:start', at, data: { ...base, callId: block.id, name: block.name, input: cutJson(block.input) } })
         if (block.name === 'ask_user' || block.name === 'present_plan') events.push({ type: 'question', at, data: { ...base, callId: block.id, kind: block.name, question: cut(String(block.input.question ?? block.input.plan ?? '')) } })
       } else if (block.type === 'tool_result') {
-        events.push({ type: 'tool:end', at, data: { ...base, callId: block.toolUseId, name: this.toolNames.get(block.toolUseId) ?? '', isError: block.isError === true } })
+        events.push({ type: 'tool:end', at, data: { ...base, callId: block.toolUseId, name: this.toolNames.get(block.toolUseId) ?? '', isError: block.isError === true, output: cut(resultText(block.content)) } })
         this.closeCall(block.toolUseId, at, events)
       }
     }
@@ -185,6 +185,12 @@ function isEnded(run: SessionRun): boolean {
 
 function textOf(turn: SessionTurn): string {
   return turn.content.map(block => (block.type === 'text' ? block.text : '')).join('')
+}
+
+/** A tool result as text: its text blocks joined, each image named by its media type. */
+function resultText(content: string | ReadonlyArray<{ type: string; text?: string; mediaType?: string }>): string {
+  if (typeof content === 'string') return content
+  return content.map(block => (block.type === 'text' ? (block.text ?? '') : `[${block.mediaType ?? 'image'}]`)).join('')
 }
 
 function cut(text: string): string {
