@@ -6,8 +6,10 @@ import { checkApiKeyLengths, DEFAULT_REQUEST_TIMEOUT_MS, GatewayConfigError, typ
 import { clientErrorHandler, GATEWAY_ERROR_CODES, installErrorHandlers, replyWithError } from './errors'
 import { installJsonParser, installValidation } from './json-body'
 import { createLiveDeltas, NO_LIVE_DELTAS, type LiveDeltas } from './live-deltas'
+import { eventLogSource } from './event-log-source'
 import { createRestateAdmin, type RestateAdmin } from './restate-admin'
-import { connectIngress, type RestateIngress } from './restate-ingress'
+import { connectIngress, MAX_HOLD_MS, type RestateIngress } from './restate-ingress'
+import { SessionFeeds, type EventLogSource } from './session-feeds'
 import { installCors } from './cors'
 import { createRunTimeline } from './protocols/create-run-timeline'
 import type { RunTimeline } from './protocols/run-timeline'
@@ -32,6 +34,8 @@ export interface RouteDependencies {
   /** The per-tenant limits in force (defaults filled in). */
   limits: TenantLimits
   live: LiveDeltas
+  /** The session event logs, and the feeds that share one watch per followed session among every reader of this gateway. */
+  eventLog: { source: EventLogSource; feeds: SessionFeeds }
   /** The protocol-neutral session activity the chat protocols (AI SDK, AG-UI) map. */
   timeline: RunTimeline
 }
@@ -69,6 +73,8 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
   const limits = { ...DEFAULT_TENANT_LIMITS, ...config.limits }
   const ingress = connectIngress(config.restateIngressUrl)
   const live = config.live ? createLiveDeltas(config.live) : NO_LIVE_DELTAS
+  const source = eventLogSource(ingress)
+  const eventLog = { source, feeds: new SessionFeeds(source, config.eventWatchMs ?? MAX_HOLD_MS) }
   installCors(app, config.corsOrigins ?? [])
   const dependencies: RouteDependencies = {
     config,
@@ -77,7 +83,8 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
     auth: createAuth(config, createRateLimiter(limits)),
     limits,
     live,
-    timeline: createRunTimeline({ ingress, live, config }),
+    eventLog,
+    timeline: createRunTimeline({ ingress, live, eventLog, config }),
   }
   for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes, chatRoutes, agUiRoutes]) {
     await app.register(routes, dependencies)

@@ -1,12 +1,11 @@
 import { once } from 'node:events'
 import type { ServerResponse } from 'node:http'
-import type { SessionEvent } from '../contract/session'
 import { writeOrCutOff } from './bounded-write'
 import { GatewayError } from './errors'
-import { backoff, type EventLogSource, type SessionFeed, type SessionFeeds } from './session-feeds'
+import { followEventLog } from './event-log-follow'
+import type { EventLogSource, SessionFeeds } from './session-feeds'
 
 const KEEP_ALIVE_MS = 15_000
-const PAGE_SIZE = 100
 
 /** The headers of an event stream (also what `HEAD` answers). */
 export const EVENT_STREAM_HEADERS = {
@@ -28,51 +27,22 @@ export async function streamEvents(raw: ServerResponse, feeds: SessionFeeds, sou
   raw.write('retry: 2000\n\n')
   // A viewer that reads nothing is cut off by its unsent bytes, not buffered for (durable frames wait for `drain`).
   const keepAlive = setInterval(() => writeOrCutOff(raw, ': keep-alive\n\n'), KEEP_ALIVE_MS)
-  let reported = false
   const report = (error: unknown): void => {
-    if (reported) return
-    reported = true
     const code = error instanceof GatewayError ? error.code : 'restate_error'
     raw.write(`event: gateway:error\ndata: ${JSON.stringify({ code, message: error instanceof Error ? error.message : String(error) })}\n\n`)
   }
-  const { feed, leave } = feeds.join(key, report)
-  let cursor = after
-  let failures = 0
-  let caughtUp = false
   try {
-    while (!signal.aborted) {
-      let page: SessionEvent[]
-      try {
-        page = await nextPage(feed, source, key, cursor)
-        failures = 0
-        reported = false
-      } catch (error) {
-        report(error)
-        await backoff(failures++, signal)
+    for await (const step of followEventLog(feeds, source, key, after, signal, report)) {
+      if (step.kind === 'caught-up') {
+        onCaughtUp()
         continue
       }
-      for (const event of page) {
-        if (event.seq <= cursor) continue
+      for (const event of step.events) {
         if (!raw.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await once(raw, 'drain', { signal }).catch(() => undefined)
-        cursor = event.seq
       }
-      if (page.length >= PAGE_SIZE) continue
-      if (!caughtUp) onCaughtUp()
-      caughtUp = true
-      await feed.waitBeyond(cursor, signal)
     }
   } finally {
-    leave()
     clearInterval(keepAlive)
     raw.end()
   }
-}
-
-/** The events after `cursor`: from the feed's buffer when it reaches back that far, else read from Restate. */
-async function nextPage(feed: SessionFeed, source: EventLogSource, key: string, cursor: number): Promise<SessionEvent[]> {
-  const buffered = feed.eventsAfter(cursor, PAGE_SIZE)
-  if (buffered && (buffered.length > 0 || feed.latest <= cursor)) return buffered
-  const result = await source.read(key, cursor, PAGE_SIZE)
-  feed.observe(result)
-  return result.events
 }

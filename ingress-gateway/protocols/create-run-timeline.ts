@@ -1,17 +1,82 @@
+import { EventEmitter, once } from 'node:events'
+import { answerUrl } from '../answer-token'
 import type { GatewayConfig } from '../config'
+import { GatewayError } from '../errors'
+import { followEventLog } from '../event-log-follow'
 import type { LiveDeltas } from '../live-deltas'
 import type { RestateIngress } from '../restate-ingress'
-import type { RunTimeline } from './run-timeline'
+import type { EventLogSource, SessionFeeds } from '../session-feeds'
+import { ItemQueue } from './item-queue'
+import { pollPending } from './pending-poll'
+import type { FollowOptions, RunPosition, RunTimeline } from './run-timeline'
+import { TimelineAssembler } from './timeline-assembler'
+import type { TimelineItem } from './timeline-items'
 
-/** What the timeline reads: Restate's ingress (event log, session view), the live deltas, and the answer-link settings. */
+/** Items a follower may hold unread before the durable log waits for it (live deltas never wait: the writers cut off). */
+const QUEUE_HIGH_WATER = 1_000
+/** Events read per page when looking back for a session's latest run. */
+const LOOK_BACK_PAGE = 500
+
+/** What the timeline reads: the event logs (and their shared feeds), the live deltas, the pending lists, answer links. */
 export interface RunTimelineDependencies {
   ingress: RestateIngress
   live: LiveDeltas
-  config: Pick<GatewayConfig, 'publicUrl' | 'answerSecret' | 'eventWatchMs'>
+  eventLog: { source: EventLogSource; feeds: SessionFeeds }
+  config: Pick<GatewayConfig, 'publicUrl' | 'answerSecret'>
 }
 
-/** Builds the gateway's {@link RunTimeline}. Being built: throws until then. */
-export function createRunTimeline(_dependencies: RunTimelineDependencies): RunTimeline {
-  const missing = (): never => { throw new Error('run timeline not built yet') }
-  return { follow: missing, eventCount: missing, latestRun: missing }
+/** Builds the gateway's {@link RunTimeline}: one per gateway, sharing the event-log feeds with the events route. */
+export function createRunTimeline(dependencies: RunTimelineDependencies): RunTimeline {
+  const { source } = dependencies.eventLog
+  return {
+    follow: (key, options) => follow(dependencies, key, options),
+    eventCount: async key => (await source.read(key, Number.MAX_SAFE_INTEGER, 1)).count,
+    latestRun: key => latestRun(source, key),
+  }
+}
+
+/** Feeds the durable log, then the live deltas and the pending list, into one assembler; yields its items in order. */
+async function* follow(dependencies: RunTimelineDependencies, key: string, options: FollowOptions): AsyncGenerator<TimelineItem> {
+  const { ingress, live, eventLog, config } = dependencies
+  const stop = new AbortController()
+  const signal = AbortSignal.any([options.signal, stop.signal])
+  const assembler = new TimelineAssembler(id => answerUrl(config.publicUrl, config.answerSecret, id))
+  const queue = new ItemQueue<TimelineItem>(QUEUE_HIGH_WATER)
+  const moved = new EventEmitter().setMaxListeners(0)
+  const reportError = (error: unknown): void => queue.push([{ type: 'source-error', code: error instanceof GatewayError ? error.code : 'restate_error', message: error instanceof Error ? error.message : String(error) }])
+  let unsubscribe = (): void => undefined
+  const durable = (async () => {
+    for await (const step of followEventLog(eventLog.feeds, eventLog.source, key, options.after, signal, reportError)) {
+      if (step.kind === 'caught-up') {
+        unsubscribe = live.subscribeLive(key, event => queue.push(assembler.live(event)))
+        continue
+      }
+      for (const event of step.events) queue.push(assembler.durable(event))
+      moved.emit('moved')
+      await queue.roomFor(signal)
+    }
+  })()
+  const changed = async (): Promise<void> => { await once(moved, 'moved', { signal }).catch(() => undefined) }
+  const pending = pollPending(ingress, key, () => assembler.awaitsCalls(), questions => queue.push(assembler.pending(questions)), changed, signal)
+  try {
+    yield* queue.drain(signal)
+  } finally {
+    stop.abort()
+    unsubscribe()
+    await Promise.allSettled([durable, pending])
+  }
+}
+
+/** The session's latest top-level run, found by reading its log backwards a page at a time from the end. */
+async function latestRun(source: EventLogSource, key: string): Promise<RunPosition | undefined> {
+  const { count } = await source.read(key, Number.MAX_SAFE_INTEGER, 1)
+  let ended = new Set<string>()
+  for (let after = Math.max(0, count - LOOK_BACK_PAGE); ; after = Math.max(0, after - LOOK_BACK_PAGE)) {
+    const { events } = await source.read(key, after, LOOK_BACK_PAGE)
+    const topLevel = events.filter(event => event.data.label === undefined)
+    ended = new Set([...ended, ...topLevel.filter(event => event.type === 'run:end').map(event => String(event.data.runId))])
+    const start = topLevel.filter(event => event.type === 'run:start').at(-1)
+    if (start !== undefined) return { runId: String(start.data.runId), startSeq: start.seq, ended: ended.has(String(start.data.runId)) }
+    if (after === 0) return undefined
+  }
 }

@@ -37,7 +37,7 @@ export type TimelineItem =
 /** A top-level run of the session began (its prompt is the user's message). `seq` is the durable event's. */
 export interface RunStartItem { type: 'run-start'; runId: string; prompt: string; seq: number }
 
-/** A model step of a top-level run began. `step` counts from 1 within the run. */
+/** A model step of a top-level run began. `step` is the run's turn number (as in its turn ids `<run>-t<n>-a`, from 0). */
 export interface StepStartItem { type: 'step-start'; runId: string; step: number }
 
 /** More of the step's visible text. */

@@ -1,13 +1,9 @@
-import * as clients from '@restatedev/restate-sdk-clients'
 import type { FastifyPluginAsync } from 'fastify'
-import { eventLogInterface, eventWatchInterface } from '../../contract/interfaces'
 import type { RouteDependencies } from '../app'
 import { watchClient } from '../client-watch'
 import { GatewayError } from '../errors'
 import { EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
 import { streamLiveEvents } from '../live-sse'
-import { MAX_HOLD_MS, restateCall, type RestateIngress } from '../restate-ingress'
-import { SessionFeeds, type EventLogSource } from '../session-feeds'
 import { errorResponses, querySchema, sessionRouteSchema, type SessionParams } from '../schemas'
 import { BUSY_RETRY_AFTER_SECONDS } from '../tenant-limits'
 import { sessionKey } from '../tenancy'
@@ -31,9 +27,8 @@ const schema = {
 } as const
 
 /** `GET /v1/sessions/:sessionId/events`: the session's event log as a live SSE stream. */
-export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, live, config }) => {
-  const source = eventLogSource(ingress)
-  const feeds = new SessionFeeds(source, config.eventWatchMs ?? MAX_HOLD_MS)
+export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, live, eventLog }) => {
+  const { source, feeds } = eventLog
   const openStreams = new Set<AbortController>()
   const streamsOfTenant = new Map<string, number>()
   // Streams never end on their own; without this, closing the app would wait for every client to leave.
@@ -70,16 +65,4 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
       else streamsOfTenant.delete(tenant)
     }
   })
-}
-
-/** The session event logs through the ingress: `events/<key>/read` (shared), and `event_watch/wait` parked in Restate. */
-function eventLogSource(ingress: RestateIngress): EventLogSource {
-  return {
-    read: (key, after, limit) => restateCall(() => ingress.client.client(eventLogInterface, key).read({ after, limit })),
-    // Held open while the watch is parked: the call's own deadline is the watch's plus a 10 s margin.
-    watch: (key, after, timeoutMs, signal) => {
-      const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + 10_000)])
-      return restateCall(() => ingress.client.client(eventWatchInterface).wait({ key, after, timeoutMs }, clients.rpc.opts({ signal: deadline })))
-    },
-  }
 }

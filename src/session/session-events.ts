@@ -98,10 +98,10 @@ export class EventRecorder {
     for (const block of turn.content) {
       if (block.type === 'tool_use') {
         this.toolNames.set(block.id, block.name)
-        events.push({ type: 'tool:start', at, data: { ...base, callId: block.id, name: block.name, input: cutJson(block.input) } })
+        events.push({ type: 'tool:start', at, data: { ...base, turnId: turn.id, callId: block.id, name: block.name, input: cutJson(block.input) } })
         if (block.name === 'ask_user' || block.name === 'present_plan') events.push({ type: 'question', at, data: { ...base, callId: block.id, kind: block.name, question: cut(String(block.input.question ?? block.input.plan ?? '')) } })
       } else if (block.type === 'tool_result') {
-        events.push({ type: 'tool:end', at, data: { ...base, callId: block.toolUseId, name: this.toolNames.get(block.toolUseId) ?? '', isError: block.isError === true, output: cut(resultText(block.content)) } })
+        events.push({ type: 'tool:end', at, data: { ...base, turnId: turn.id, callId: block.toolUseId, name: this.toolNames.get(block.toolUseId) ?? '', isError: block.isError === true, output: cut(resultText(block.content)) } })
         this.closeCall(block.toolUseId, at, events)
       }
     }
