@@ -1,0 +1,224 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { lastUserText, start, streamedWords } from '../../support/anthropic-server'
+import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../../support/anthropic-server'
+import { waitFor } from '../helpers/restate/restate-harness'
+import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
+import type { TestStack } from '../helpers/stack'
+import { startChatPage } from './build-chat-page'
+import type { ChatPageServer } from './build-chat-page'
+import { assistantText, chatStatus, firstTextAtMs, launchChatBrowser, sendPrompt, waitForAssistantText } from './chat-browser'
+import type { ChatBrowser } from './chat-browser'
+import { readUiMessageStream } from './ui-message-reader'
+
+/*
+ * The AI SDK `useChat` routes proven in a real browser: a stock `useChat` page (test/browser/chat-page), built with
+ * vite and served on its own origin, drives the whole stack (Restate server, services, gateway) in headless chromium.
+ * The gateway allows the page's origin only (`GATEWAY_CORS_ORIGINS`), so every call the page makes is a CORS call.
+ */
+
+const MODEL_KEY = 'sk-ant-browser'
+
+interface View {
+  status: string
+  runs: Array<{ id: string; status: string; text?: string }>
+  turns: Array<{ role: string; content: Array<{ type: string; text?: string }> }>
+}
+
+function turnOf(request: RecordedRequest): number {
+  return ((request.body?.messages as unknown as Array<{ role: string }> | undefined) ?? []).filter(message => message.role === 'assistant').length
+}
+
+function text(value: string): ScriptedResponse {
+  return { kind: 'message', content: [{ type: 'text', text: value }] }
+}
+
+describe('useChat in a real browser', { timeout: 150_000 }, () => {
+  let stack: TestStack | undefined
+  let model: FakeAnthropicServer | undefined
+  let chatPage: ChatPageServer | undefined
+  let chromium: ChatBrowser | undefined
+  const s = (): TestStack => { if (!stack) throw new Error('no stack'); return stack }
+  const m = (): FakeAnthropicServer => { if (!model) throw new Error('no model'); return model }
+  const browser = (): ChatBrowser => { if (!chromium) throw new Error('no browser'); return chromium }
+  printStackOutputOnFailure(() => stack)
+  const ledger = (): string => join(s().sharedDir, 'approved.log')
+  /** Wall-clock times (ms) the model server sent text deltas, newest last. */
+  const sentDeltasAtMs: number[] = []
+
+  beforeAll(async () => {
+    chatPage = await startChatPage()
+    model = await start({
+      apiKey: MODEL_KEY,
+      onEventSent: event => { if (event.event === 'content_block_delta') sentDeltasAtMs.push(performance.timeOrigin + performance.now()) },
+    })
+    m().setHandler(request => {
+      const prompt = lastUserText(request)
+      if (prompt === 'first token') return streamedWords(60, 50)
+      if (prompt === 'reload me') return streamedWords(600, 20)
+      if (prompt === 'crash me') return streamedWords(150, 30)
+      if (prompt === 'stop me') return streamedWords(600, 50)
+      if (prompt === 'approve me') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'shell', input: { command: `echo approved >> ${ledger()}` } }] } : text('the command ran')
+      if (prompt === 'ask me') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'ask_user', input: { question: 'Which region?' } }] } : text(`noted: ${answerIn(request)}`)
+      return text('ok')
+    })
+    // One tenant and no sandbox: the approved command writes its ledger outside any workspace. Every shell call waits for approval.
+    stack = await startTestStack({
+      ANTHROPIC_API_KEY: MODEL_KEY, ANTHROPIC_BASE_URL: m().url, ZIDANE_MODEL: 'claude-test', ZIDANE_SANDBOX: 'off', ZIDANE_APPROVE_TOOLS: 'shell', GATEWAY_CORS_ORIGINS: chatPage.origin,
+    }, { tenants: 1 })
+    chromium = await launchChatBrowser()
+  }, 120_000)
+  afterAll(async () => {
+    await chromium?.close()
+    await stack?.destroy()
+    await model?.close()
+    await chatPage?.close()
+  })
+
+  const open = (sessionId: string): Promise<Page> => {
+    if (!chatPage) throw new Error('no page server')
+    return browser().open(chatPage.url(s().gatewayUrl, s().apiKeys[0], sessionId))
+  }
+  const view = async (sessionId: string): Promise<View | undefined> => {
+    const response = await s().request(`/v1/sessions/${sessionId}`)
+    return response.status === 200 ? ((await response.json()) as View) : undefined
+  }
+  /** The session once its latest run has ended (its record says so). */
+  const ended = (sessionId: string): Promise<View> => waitFor(async () => {
+    const current = await view(sessionId)
+    const run = current?.runs.at(-1)
+    return run !== undefined && run.status !== 'running' ? current : undefined
+  }, 90_000, `the run of ${sessionId} to end`)
+  /** The journaled text of the run's last assistant turn, byte for byte. */
+  const journaledText = (session: View): string => {
+    const turn = session.turns.filter(candidate => candidate.role === 'assistant').at(-1)
+    return (turn?.content ?? []).map(block => (block.type === 'text' ? block.text ?? '' : '')).join('')
+  }
+  const requestsFor = (prompt: string): RecordedRequest[] => m().requests.filter(request => lastUserText(request) === prompt)
+
+  it('shows the streamed text before the turn ends (first model token → screen is logged)', async () => {
+    const page = await open('first-token')
+    const sentBefore = sentDeltasAtMs.length
+    await sendPrompt(page, 'first token')
+    await waitForAssistantText(page, shown => shown !== '', 'text')
+    const shownAtMs = await firstTextAtMs(page)
+    const firstSentAtMs = sentDeltasAtMs[sentBefore]
+    expect(shownAtMs).toBeDefined()
+    expect(firstSentAtMs).toBeDefined()
+    const latencyMs = (shownAtMs ?? 0) - (firstSentAtMs ?? 0)
+    console.log(`[use-chat] first model token → text on screen: ${latencyMs.toFixed(1)} ms`)
+    // Sanity only (the goal, under 300 ms, is a bench figure): it showed while the model still streamed most of the text.
+    expect(latencyMs).toBeGreaterThanOrEqual(0)
+    expect(latencyMs).toBeLessThan(2_000)
+    const shownWhileStreaming = await assistantText(page)
+    expect(sentDeltasAtMs.length - sentBefore).toBeLessThan(60)
+    const session = await ended('first-token')
+    await expect.poll(() => assistantText(page), { timeout: 10_000 }).toBe(journaledText(session))
+    expect(journaledText(session).startsWith(shownWhileStreaming)).toBe(true)
+    expect(shownWhileStreaming.length).toBeLessThan(journaledText(session).length)
+    await expect.poll(() => chatStatus(page)).toBe('ready')
+    await page.close()
+  })
+
+  it('20 reloads during a long turn: the page ends with the journaled text, byte for byte', async () => {
+    const page = await open('reloads')
+    const sentBefore = sentDeltasAtMs.length
+    await sendPrompt(page, 'reload me')
+    await waitForAssistantText(page, shown => shown !== '', 'text')
+    let reloads = 0
+    // The last reload must land while the run still streams: after the run, a reload finds no run to resume (204).
+    while (reloads < 20 && sentDeltasAtMs.length - sentBefore < 450) {
+      await page.reload()
+      reloads++
+      await waitForAssistantText(page, shown => shown !== '', `text after reload ${reloads}`)
+    }
+    expect(reloads).toBe(20)
+    const session = await ended('reloads')
+    expect(session.runs.at(-1)?.status).toBe('completed')
+    expect(journaledText(session)).toBe(Array.from({ length: 600 }, (_, index) => `word${index}`).join(' '))
+    await expect.poll(() => assistantText(page), { timeout: 15_000 }).toBe(journaledText(session))
+    await expect.poll(() => chatStatus(page)).toBe('ready')
+    await page.close()
+  })
+
+  it('a SIGKILL of the services mid-stream: the page ends with the journaled text', async () => {
+    const page = await open('crash')
+    await sendPrompt(page, 'crash me')
+    await waitForAssistantText(page, shown => shown.includes('word30'), 'word30')
+    s().services().current()?.kill('SIGKILL')
+    const session = await ended('crash')
+    expect(session.runs.at(-1)?.status).toBe('completed')
+    expect(requestsFor('crash me').length).toBeGreaterThanOrEqual(2)
+    await expect.poll(() => assistantText(page), { timeout: 30_000 }).toBe(journaledText(session))
+    await expect.poll(() => chatStatus(page)).toBe('ready')
+    await page.close()
+  })
+
+  it('Stop cancels the Restate invocation, and nothing follows the stream\'s abort', async () => {
+    const page = await open('stop')
+    await sendPrompt(page, 'stop me')
+    await waitForAssistantText(page, shown => shown.includes('word10'), 'word10')
+    const observer = await readUiMessageStream(`${s().gatewayUrl}/v1/sessions/stop/chat/stream`, { authorization: `Bearer ${s().apiKeys[0]}` })
+    expect(observer.status).toBe(200)
+    const clickedAtMs = performance.now()
+    await page.getByTestId('stop').click()
+    const session = await ended('stop')
+    console.log(`[use-chat] Stop click → run recorded cancelled: ${(performance.now() - clickedAtMs).toFixed(0)} ms`)
+    expect(session.runs.at(-1)?.status).toBe('cancelled')
+    await expect.poll(() => chatStatus(page)).toBe('ready')
+    const shown = await assistantText(page)
+    await new Promise(resolve => setTimeout(resolve, 1_000))
+    expect(await assistantText(page)).toBe(shown)
+    await Promise.race([observer.ended, new Promise(resolve => setTimeout(resolve, 10_000))])
+    observer.close()
+    const types = observer.chunks.map(received => received.chunk.type)
+    expect(types).toContain('abort')
+    expect(types.at(-1)).toBe('abort')
+    await page.close()
+  })
+
+  it('an approval shown in the page and approved there runs the tool exactly once', async () => {
+    const page = await open('approve')
+    await sendPrompt(page, 'approve me')
+    const approve = page.getByTestId('approve')
+    await approve.waitFor({ timeout: 30_000 })
+    expect(await page.getByTestId('tool').first().getAttribute('data-state')).toBe('approval-requested')
+    expect(existsSync(ledger())).toBe(false)
+    await approve.click()
+    const session = await ended('approve')
+    expect(session.runs.at(-1)).toMatchObject({ status: 'completed', text: 'the command ran' })
+    await expect.poll(() => assistantText(page), { timeout: 15_000 }).toContain('the command ran')
+    await expect.poll(() => page.getByTestId('tool').first().getAttribute('data-state'), { timeout: 15_000 }).toBe('output-available')
+    await new Promise(resolve => setTimeout(resolve, 1_000))
+    expect(readFileSync(ledger(), 'utf8')).toBe('approved\n')
+    expect(requestsFor('approve me').map(turnOf)).toEqual([0, 1])
+    await page.close()
+  })
+
+  it('a question shown in the page is answered there through its answer link', async () => {
+    const page = await open('ask')
+    await sendPrompt(page, 'ask me')
+    await page.getByTestId('question').waitFor({ timeout: 30_000 })
+    expect(await page.getByTestId('question-text').textContent()).toBe('Which region?')
+    await page.getByTestId('answer-input').fill('eu-west')
+    await page.getByTestId('answer').click()
+    const session = await ended('ask')
+    expect(session.runs.at(-1)).toMatchObject({ status: 'completed', text: 'noted: eu-west' })
+    await expect.poll(() => assistantText(page), { timeout: 15_000 }).toContain('noted: eu-west')
+    await page.close()
+  })
+
+  it('logged no error in the browser console over the whole file', () => {
+    expect(browser().errors).toEqual([])
+  })
+})
+
+/** The text of the last tool result of `request` (the answer the run got). */
+function answerIn(request: RecordedRequest): string {
+  const messages = (request.body?.messages as unknown as Array<{ content: string | Array<{ type: string; content?: unknown }> }> | undefined) ?? []
+  const last = messages.at(-1)?.content
+  const result = typeof last === 'string' ? undefined : last?.find(block => block.type === 'tool_result')?.content
+  return typeof result === 'string' ? result : JSON.stringify(result)
+}
