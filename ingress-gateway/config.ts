@@ -91,8 +91,17 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     requestTimeoutMs: integerVariable(env, 'GATEWAY_REQUEST_TIMEOUT_MS', DEFAULT_REQUEST_TIMEOUT_MS, 1, 3_600_000),
     limits: tenantLimits(env),
     eventWatchMs: integerVariable(env, 'GATEWAY_EVENT_WATCH_MS', MAX_HOLD_MS, 1_000, MAX_HOLD_MS),
+    corsOrigins: list(env.GATEWAY_CORS_ORIGINS).map(corsOrigin),
     ...liveHubs(env, restateIngressUrl),
   }
+}
+
+/** One origin of `GATEWAY_CORS_ORIGINS`: `http(s)://host[:port]`, nothing after it; returned as the browser spells it. */
+function corsOrigin(raw: string): string {
+  const url = URL.parse(raw)
+  const bare = url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === raw.replace(/\/$/, '').toLowerCase()
+  if (url === null || !bare) throw new GatewayConfigError(`GATEWAY_CORS_ORIGINS must list origins such as https://app.example.com (scheme, host and port only), got "${raw}".`)
+  return url.origin
 }
 
 /** Live deltas need the token; the hubs are the fixed `ZIDANE_LIVE_URLS`, or else those registered in Restate. */

@@ -1,14 +1,10 @@
-import * as clients from '@restatedev/restate-sdk-clients'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { resumerInterface } from '../../contract/interfaces'
-import type { AnswerResult, QuestionCloseReason } from '../../contract/session'
+import { ANSWER_WAIT_MS, answerQuestion, questionNotFound } from '../answer-question'
 import { verifyAnswerToken } from '../answer-token'
 import type { RouteDependencies } from '../app'
 import type { GatewayAuth } from '../auth'
 import { describeValidation, GatewayError } from '../errors'
-import { answeredWithin } from '../restate-ingress'
 import { bearerSecurity, errorResponses, querySchema } from '../schemas'
-import { sessionKey } from '../tenancy'
 
 /** An answer: any JSON value (`answer`), or an approval's decision. */
 interface ResolveRoute {
@@ -56,31 +52,18 @@ const schema = {
   },
 } as const
 
-const OUTCOME_ERRORS: Record<Exclude<AnswerResult['outcome'], 'answered'>, GatewayError['code']> = { unknown: 'question_not_found', already_answered: 'already_answered', expired: 'question_expired', closed: 'question_closed' }
-
-const CLOSE_REASONS: Record<QuestionCloseReason, string> = { finished: 'its run finished', failed: 'its run failed', cancelled: 'its run was cancelled', expired: 'its deadline passed' }
-
-/** The default of how long an answer waits for the resumer's verdict before it is answered 202 (queued in Restate). */
-const ANSWER_WAIT_MS = 5_000
-
 /** `POST /v1/awakeables/:id/resolve`: answer a question with an API key or an answer-link token. */
 export const awakeableRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, config }) => {
   app.post<ResolveRoute>('/v1/awakeables/:id/resolve', { onRequest: keyOrToken(auth, config.answerSecret), schema }, async (request, reply) => {
     const { id } = request.params
     // `.` and `..` would be resolved away in the URL to Restate: no question has such an id.
-    if (id === '.' || id === '..') throw notFound(id)
-    const { answer, decision, reason } = request.body
+    if (id === '.' || id === '..') throw questionNotFound(id)
     // The resumer checks the owner (an API key answers only its tenant's questions: another's is `unknown`) and that
-    // the question is open, in one call; undefined when it did not answer in time (the answer stays queued in Restate).
-    const owner = request.tenant === TOKEN_HOLDER ? {} : { owner: sessionKey(request.tenant, '') }
-    const answerRequest = { answer: decision === undefined ? answer : { decision, ...(reason === undefined ? {} : { reason }) }, ...owner }
-    const result = await answeredWithin(config.servicesWaitMs ?? ANSWER_WAIT_MS, timeout => ingress.client.client(resumerInterface, id).answer(answerRequest, clients.rpc.opts(timeout)))
-    if (result === undefined) return reply.code(202).send({ id, status: 'accepted' as const })
-    if (result.outcome === 'answered') return { id, status: 'answered' as const }
-    const code = OUTCOME_ERRORS[result.outcome]
-    if (code === 'question_not_found') throw notFound(id)
-    const why = result.outcome === 'closed' ? `: ${CLOSE_REASONS[result.reason ?? 'finished']}` : ''
-    throw new GatewayError(code, `question ${id} is ${result.outcome.replace('_', ' ')}${why}`)
+    // the question is open, in one call; `accepted` when it did not answer in time (the answer stays queued in Restate).
+    const tenant = request.tenant === TOKEN_HOLDER ? undefined : request.tenant
+    const status = await answerQuestion(ingress, id, request.body, tenant, config.servicesWaitMs ?? ANSWER_WAIT_MS)
+    if (status === 'accepted') return reply.code(202).send({ id, status })
+    return { id, status }
   })
 }
 
@@ -104,8 +87,4 @@ function keyOrToken(auth: GatewayAuth, secret: string) {
     }
     request.tenant = TOKEN_HOLDER
   }
-}
-
-function notFound(id: string): GatewayError {
-  return new GatewayError('question_not_found', `question ${id} not found`)
 }

@@ -1,5 +1,89 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { RouteDependencies } from '../app'
+import { watchClient } from '../client-watch'
+import { UI_MESSAGE_STREAM_HEADERS, pipeUiMessageStream, type UiStreamTarget } from '../protocols/ui-message-sse'
+import type { ChatRequestBody } from '../protocols/ui-message-request'
+import { chatRequestSchema } from '../protocols/ui-message-request'
+import { errorResponses, querySchema, sessionRouteSchema, type SessionParams } from '../schemas'
+import { streamSlotsOf } from '../stream-slots'
+import { sessionKey } from '../tenancy'
+import { planChat } from './chat-plan'
+import { existingInvocation } from './sessions'
 
-/** The AI SDK UI message stream routes (`useChat`): being built. */
-export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async () => {}
+const streamResponse = {
+  description: 'An AI SDK UI message stream (SSE, `x-vercel-ai-ui-message-stream: v1`): `data: <chunk JSON>` frames, then `data: [DONE]`.',
+  content: { 'text/event-stream': { schema: { type: 'string' } } },
+} as const
+
+const postSchema = {
+  summary: 'Chat with a session (AI SDK `useChat`)',
+  description:
+    "The AI SDK UI message stream protocol v1, for `useChat`'s `DefaultChatTransport`. The newest user message's text starts a run (or, while a run is running, " +
+    "steers it); an assistant message last with tool parts in state `approval-responded` answers those approvals and streams the run's continuation. " +
+    'The stream ends when the run ends (`finish`, `abort` when cancelled) or asks for an approval (`tool-approval-request`, then `finish`). ' +
+    'Leaving the stream never cancels the run: cancel with `POST /v1/sessions/{sessionId}/cancel`. See docs/protocols/ai-sdk.md.',
+  ...sessionRouteSchema,
+  querystring: querySchema({}),
+  body: chatRequestSchema,
+  response: { 200: streamResponse, ...errorResponses },
+} as const
+
+const resumeSchema = {
+  summary: "Resume a session's chat stream (AI SDK `useChat({ resume: true })`)",
+  description: "The active run's UI message stream from the run's start; 204 when no run is active. A run waiting for an approval replays up to its `tool-approval-request` and ends.",
+  ...sessionRouteSchema,
+  querystring: querySchema({}),
+  response: { 200: streamResponse, 204: { description: 'No run is active.', type: 'null' }, ...errorResponses },
+} as const
+
+/** The AI SDK UI message stream routes (`useChat`): `POST /v1/sessions/:sessionId/chat` and `GET …/chat/stream`. */
+export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async (app, dependencies) => {
+  const { auth, limits, ingress, timeline } = dependencies
+  const slots = streamSlotsOf(limits)
+  const openStreams = new Set<AbortController>()
+  // Streams of a long run outlive any request; without this, closing the app would wait for every client to leave.
+  app.addHook('preClose', async () => {
+    for (const stream of openStreams) stream.abort()
+  })
+
+  /** Takes a stream slot, runs `prepare`, then streams what it returned; frees the slot however it ends. */
+  const stream = async (request: FastifyRequest, reply: FastifyReply, prepare: () => Promise<{ after: number; target: UiStreamTarget } | undefined>): Promise<FastifyReply | undefined> => {
+    const release = slots.take(request.tenant)
+    // Watched from the start: a client that leaves while its request is prepared gets no stream (the run goes on).
+    const client = watchClient(reply)
+    const shutdown = new AbortController()
+    openStreams.add(shutdown)
+    try {
+      const plan = await prepare()
+      if (plan === undefined) return await reply.status(204).send()
+      reply.hijack()
+      if (client.signal.aborted) return undefined
+      const done = new AbortController()
+      const signal = AbortSignal.any([client.signal, shutdown.signal, done.signal])
+      reply.raw.writeHead(200, UI_MESSAGE_STREAM_HEADERS)
+      try {
+        await pipeUiMessageStream(reply.raw, timeline.follow(sessionKey(request.tenant, (request.params as SessionParams).sessionId), { after: plan.after, signal }), plan.target, signal)
+      } finally {
+        done.abort()
+      }
+      return undefined
+    } finally {
+      openStreams.delete(shutdown)
+      client.dispose()
+      release()
+    }
+  }
+
+  app.post<{ Params: SessionParams; Body: ChatRequestBody }>('/v1/sessions/:sessionId/chat', { onRequest: auth.requireApiKey, schema: postSchema }, async (request, reply) =>
+    stream(request, reply, () => planChat(dependencies, request.tenant, request.params.sessionId, request.body)))
+
+  app.get<{ Params: SessionParams }>('/v1/sessions/:sessionId/chat/stream', { onRequest: auth.requireApiKey, schema: resumeSchema }, async (request, reply) => {
+    const key = sessionKey(request.tenant, request.params.sessionId)
+    // 404 for a session that never ran (another key's included); 204 when it has no active run.
+    await existingInvocation(ingress, key)
+    const run = await timeline.latestRun(key)
+    if (run === undefined || run.ended) return reply.status(204).send()
+    if (request.method === 'HEAD') return reply.status(200).headers(UI_MESSAGE_STREAM_HEADERS).send()
+    return stream(request, reply, async () => ({ after: run.startSeq - 1, target: { runId: run.runId } }))
+  })
+}

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { RouteDependencies } from '../app'
 import { watchClient } from '../client-watch'
-import { GatewayError } from '../errors'
 import { EVENT_STREAM_HEADERS, streamEvents } from '../event-stream'
 import { streamLiveEvents } from '../live-sse'
 import { errorResponses, querySchema, sessionRouteSchema, type SessionParams } from '../schemas'
-import { BUSY_RETRY_AFTER_SECONDS } from '../tenant-limits'
+import { streamSlotsOf } from '../stream-slots'
 import { sessionKey } from '../tenancy'
 import { existingInvocation } from './sessions'
 
@@ -30,7 +29,8 @@ const schema = {
 export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, live, eventLog }) => {
   const { source, feeds } = eventLog
   const openStreams = new Set<AbortController>()
-  const streamsOfTenant = new Map<string, number>()
+  // Shared with the chat streams: the per-key cap counts every stream of this gateway.
+  const slots = streamSlotsOf(limits)
   // Streams never end on their own; without this, closing the app would wait for every client to leave.
   app.addHook('preClose', async () => {
     for (const stream of openStreams) stream.abort()
@@ -42,12 +42,10 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
       await existingInvocation(ingress, key)
       return reply.status(200).headers(EVENT_STREAM_HEADERS).send()
     }
-    const open = streamsOfTenant.get(tenant) ?? 0
-    if (open >= limits.maxEventStreams) throw new GatewayError('too_many_streams', `this API key already has ${limits.maxEventStreams} event streams open`, { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS })
+    const release = slots.take(tenant)
     // Watched from the start: a client that leaves during the check below frees its slot and gets no stream.
     const client = watchClient(reply)
     const shutdown = new AbortController()
-    streamsOfTenant.set(tenant, open + 1)
     openStreams.add(shutdown)
     try {
       await existingInvocation(ingress, key)
@@ -60,9 +58,7 @@ export const sessionEventRoutes: FastifyPluginAsync<RouteDependencies> = async (
     } finally {
       openStreams.delete(shutdown)
       client.dispose()
-      const left = (streamsOfTenant.get(tenant) ?? 1) - 1
-      if (left > 0) streamsOfTenant.set(tenant, left)
-      else streamsOfTenant.delete(tenant)
+      release()
     }
   })
 }

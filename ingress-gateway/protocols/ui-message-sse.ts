@@ -1,0 +1,63 @@
+import { once } from 'node:events'
+import type { ServerResponse } from 'node:http'
+import type { UIMessageChunk } from 'ai'
+import { writeOrCutOff } from '../bounded-write'
+import { EVENT_STREAM_HEADERS } from '../event-stream'
+import type { TimelineItem } from './timeline-items'
+import { UiMessageStreamMapper, type UiMessageStreamOptions } from './ui-message-stream'
+
+/** The headers of an AI SDK UI message stream (SSE, protocol v1). */
+export const UI_MESSAGE_STREAM_HEADERS = { ...EVENT_STREAM_HEADERS, 'x-vercel-ai-ui-message-stream': 'v1' } as const
+
+const KEEP_ALIVE_MS = 15_000
+
+/** One SSE frame of a chunk: `data: <json>` and a blank line. */
+export function formatChunk(chunk: UIMessageChunk): string {
+  return `data: ${JSON.stringify(chunk)}\n\n`
+}
+
+/** The frame that ends a UI message stream. */
+export const DONE_FRAME = 'data: [DONE]\n\n'
+
+/**
+ * Which run a stream shows: a known one, or (no `runId`) the first run that starts among the items, for a prompt
+ * whose run id is not known when its stream opens. The message id is the run id unless given.
+ */
+export type UiStreamTarget = Omit<UiMessageStreamOptions, 'runId' | 'messageId'> & { runId?: string; messageId?: string }
+
+/**
+ * Writes the UI message stream of `target` from `items` to `raw` (headers already sent) until the run's stream ends
+ * (`finish`/`abort`, then `[DONE]`), `items` end, or `signal` aborts (the client left: the run goes on). A frame
+ * waits for `drain` while the client reads slowly, and a client holding more than 1 MiB (`MAX_VIEWER_BUFFER_BYTES`)
+ * unsent (keep-alives included) is cut off instead of buffered for. Returns whether the run's stream was complete.
+ */
+export async function pipeUiMessageStream(raw: ServerResponse, items: AsyncIterable<TimelineItem>, target: UiStreamTarget, signal: AbortSignal): Promise<boolean> {
+  const keepAlive = setInterval(() => writeOrCutOff(raw, ': keep-alive\n\n'), KEEP_ALIVE_MS)
+  let mapper = target.runId === undefined ? undefined : mapperFor(target.runId, target)
+  try {
+    if (mapper !== undefined && !(await send(raw, mapper.start(), signal))) return false
+    for await (const item of items) {
+      if (mapper === undefined && item.type === 'run-start') mapper = mapperFor(item.runId, target)
+      if (mapper === undefined) continue
+      if (!(await send(raw, mapper.map(item), signal))) return false
+      if (mapper.ended) return writeOrCutOff(raw, DONE_FRAME)
+    }
+    return false
+  } finally {
+    clearInterval(keepAlive)
+    raw.end()
+  }
+}
+
+function mapperFor(runId: string, target: UiStreamTarget): UiMessageStreamMapper {
+  return new UiMessageStreamMapper({ ...target, runId, messageId: target.messageId ?? runId })
+}
+
+/** Writes `chunks`, then waits while the client's buffer is full; false when the client is gone or was cut off. */
+async function send(raw: ServerResponse, chunks: UIMessageChunk[], signal: AbortSignal): Promise<boolean> {
+  for (const chunk of chunks) {
+    if (!writeOrCutOff(raw, formatChunk(chunk))) return false
+  }
+  if (raw.writableNeedDrain) await once(raw, 'drain', { signal }).catch(() => undefined)
+  return !signal.aborted && !raw.destroyed
+}
