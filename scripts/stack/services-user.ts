@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { findCgroupRoots } from '../../src/tools/builtin/cgroup-roots'
+import { PARENT_DEATH_SIGNAL } from './parent-death'
 
 /** The unprivileged account the services process runs as. */
 export interface ServicesUser {
@@ -82,12 +83,13 @@ function delegateCgroup(parent: string, user: ServicesUser): string {
 
 /**
  * The command that starts `command args` as `user`: a root shell moves itself into the delegated cgroups, then
- * `setpriv` drops to the user (every capability and supplementary group dropped) and execs the program, keeping the
- * process id the supervisor signals.
+ * `setpriv` drops to the user (every capability and supplementary group dropped), sets the parent-death signal, and
+ * execs the program, keeping the process id the supervisor signals.
  */
 export function asServicesUser(user: ServicesUser, cgroupProcs: readonly string[], command: string, args: readonly string[]): { command: string; args: string[] } {
   const joins = cgroupProcs.map((_file, index) => `echo $$ > "$${index + 1}"`).join(' && ')
-  const drop = `exec setpriv --reuid=${user.uid} --regid=${user.gid} --clear-groups --inh-caps=-all -- "$@"`
+  // A change of user clears the parent-death signal, so this setpriv sets it again after it (it sets it last).
+  const drop = `exec setpriv --reuid=${user.uid} --regid=${user.gid} --clear-groups --inh-caps=-all --pdeathsig=${PARENT_DEATH_SIGNAL} -- "$@"`
   const script = `${joins === '' ? '' : `${joins} && `}shift ${cgroupProcs.length} && ${drop}`
   return { command: 'sh', args: ['-c', script, 'sh', ...cgroupProcs, command, ...args] }
 }

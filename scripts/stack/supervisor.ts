@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
+import { withParentDeathSignal } from './parent-death'
 
 /**
  * A process the stack runs. It is restarted with backoff whenever it dies, however often; only a `critical` one that
@@ -90,7 +91,9 @@ export function supervise(spec: SupervisedProcess, onFatal: (reason: string) => 
     const startedAt = Date.now()
     let up = false
     // Own process group: a terminal's Ctrl-C reaches only the stack, which then stops each process once, in order.
-    const started = spawn(spec.command, spec.args, { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    // The parent-death signal: a supervisor killed with SIGKILL takes its processes with it.
+    const program = withParentDeathSignal(spec.command, spec.args)
+    const started = spawn(program.command, program.args, { env: spec.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     child = started
     const log = spec.log ?? printLine
     const lines = (chunk: Buffer): void => { for (const line of chunk.toString().split('\n')) if (line.trim()) log(spec.name, line) }

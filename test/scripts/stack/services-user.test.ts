@@ -34,6 +34,6 @@ describe('asServicesUser', () => {
     const { command, args } = asServicesUser(NOBODY, ['/cg/a/cgroup.procs', '/cg/b/cgroup.procs'], '/usr/bin/node', ['--import', 'x', 'main.ts'])
     expect(command).toBe('sh')
     expect(args.slice(2)).toEqual(['sh', '/cg/a/cgroup.procs', '/cg/b/cgroup.procs', '/usr/bin/node', '--import', 'x', 'main.ts'])
-    expect(args[1]).toBe('echo $$ > "$1" && echo $$ > "$2" && shift 2 && exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- "$@"')
+    expect(args[1]).toBe('echo $$ > "$1" && echo $$ > "$2" && shift 2 && exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --pdeathsig=TERM -- "$@"')
   })
 })
