@@ -56,6 +56,14 @@ function deepJson(): Arbitrary<string> {
   return fc.integer({ min: 65, max: 20_000 }).map((depth) => `{"answer":${'['.repeat(depth)}${']'.repeat(depth)},"prompt":${'['.repeat(depth)}${']'.repeat(depth)}}`)
 }
 
+/**
+ * Valid bodies the schema alone does not draw: a chat request's prompt is the text of a `{ type: 'text', text }` part
+ * of its newest user message, which random part types almost never spell.
+ */
+const SEED_BODIES: Record<string, Arbitrary<unknown>> = {
+  '/v1/sessions/{sessionId}/chat': fc.record({ messages: fc.tuple(fc.record({ role: fc.constant('user'), parts: fc.tuple(fc.record({ type: fc.constant('text'), text: fc.string({ minLength: 1, maxLength: 40 }).filter(text => text.trim() !== '') })) })) }),
+}
+
 function routesOf(document: { paths: Record<string, Record<string, Operation>> }): Route[] {
   return Object.entries(document.paths).flatMap(([path, operations]) =>
     Object.entries(operations).map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })))
@@ -76,7 +84,9 @@ function requestFor(route: Route): Arbitrary<InjectOptions> {
   const queryValues = fc.tuple(...byPlace('query').map((parameter) => fc.oneof(fuzzedValue(parameter.schema), fc.constant(undefined))))
   const headerValues = fc.tuple(...byPlace('header').map((parameter) => fuzzedHeader(parameter.schema)))
   const bodySchema = route.operation.requestBody?.content['application/json']?.schema
-  const body = bodySchema === undefined ? fc.constant(undefined) : fc.oneof({ weight: 4, arbitrary: validValue(bodySchema) }, { weight: 2, arbitrary: fuzzedValue(bodySchema) }, { weight: 1, arbitrary: hostileValue().map((value) => JSON.stringify(value)) }, { weight: 1, arbitrary: deepJson() })
+  const seed = SEED_BODIES[route.path]
+  const valid = seed === undefined ? validValue(bodySchema ?? {}) : fc.oneof(validValue(bodySchema ?? {}), seed)
+  const body = bodySchema === undefined ? fc.constant(undefined) : fc.oneof({ weight: 4, arbitrary: valid }, { weight: 2, arbitrary: fuzzedValue(bodySchema) }, { weight: 1, arbitrary: hostileValue().map((value) => JSON.stringify(value)) }, { weight: 1, arbitrary: deepJson() })
   const authorization = fc.oneof({ weight: 8, arbitrary: fc.constant(bearer(KEY_A)) }, fc.constant(bearer(KEY_B)), fc.constant({}), fc.string().map((text) => ({ authorization: `Bearer ${text.replace(/[^\x20-\x7e]/g, '')}` })))
   const contentType = fc.oneof({ weight: 8, arbitrary: fc.constant('application/json') }, fc.constantFrom('application/json; charset=utf-8', 'text/plain', undefined))
   return fc.record({ pathValues, queryValues, headerValues, body, authorization, contentType }).map((drawn) => {
@@ -143,9 +153,11 @@ describe('fuzz of every route from the OpenAPI document', () => {
       'GET /healthz',
       'GET /readyz',
       'GET /v1/sessions/{sessionId}',
+      'GET /v1/sessions/{sessionId}/chat/stream',
       'GET /v1/sessions/{sessionId}/events',
       'POST /v1/awakeables/{id}/resolve',
       'POST /v1/sessions/{sessionId}/cancel',
+      'POST /v1/sessions/{sessionId}/chat',
       'POST /v1/sessions/{sessionId}/messages',
       'POST /v1/sessions/{sessionId}/prompts',
     ])
