@@ -7,6 +7,7 @@
 export * from './session'
 export * from './event-log'
 export * from './admission'
+export * from './session-index'
 export * from './live-replicas'
 export * from './live-delta'
 export * from './interfaces'

@@ -1,5 +1,7 @@
 import { iface } from '@restatedev/restate-sdk-core'
 import type { AddMessageRequest, AnswerResult, OwnedAnswerRequest, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from './session'
+import type { EraseSessionRequest, EraseSessionResult, SessionIndexExpireRequest, SessionIndexListRequest, SessionIndexPage, SessionIndexRemoveRequest, SessionIndexUpdate } from './session-index'
+import { SESSION_INDEX_SERVICE } from './session-index'
 import { INBOX_SERVICE, RESUMER_SERVICE, SESSION_SERVICE } from './session'
 import type { ReadEventsRequest, ReadEventsResult, WatchRequest, WatchResult } from './event-log'
 import { EVENT_WATCH_SERVICE, EVENTS_SERVICE } from './event-log'
@@ -9,10 +11,14 @@ import { EVENT_WATCH_SERVICE, EVENTS_SERVICE } from './event-log'
 // these, never from the handlers' modules. `test/services/service-interfaces.test.ts` checks them against the
 // implementations (names and shared flags).
 
-/** The session object's handlers others call: `run` a prompt, `deliver` steered messages, read it with `get` and `invocation`. */
+/**
+ * The session object's handlers others call: `run` a prompt, `deliver` steered messages, read it with `get` and
+ * `invocation`, `erase` it (the gateway's delete, the index's retention).
+ */
 export const sessionInterface = iface.object(SESSION_SERVICE, {
   run: iface.json<SessionRunRequest, SessionRunResult>(),
   deliver: iface.json<void, SessionRunResult | null>(),
+  erase: iface.json<EraseSessionRequest, EraseSessionResult>(),
   get: iface.shared.json<SessionViewRequest, SessionView>(),
   invocation: iface.shared.json<void, SessionInvocation>(),
 })
@@ -35,4 +41,15 @@ export const eventLogInterface = iface.object(EVENTS_SERVICE, {
 /** The watch service's `wait`: parks until a session's log grows. */
 export const eventWatchInterface = iface.service(EVENT_WATCH_SERVICE, {
   wait: iface.json<WatchRequest, WatchResult>(),
+})
+
+/**
+ * The tenant's session index (`session_index/<tenant>`): `update` (sent by the session object), `list` (shared, the
+ * gateway's `GET /v1/sessions`), `remove` (a session's erase), `expire` (internal: the retention's delayed check).
+ */
+export const sessionIndexInterface = iface.object(SESSION_INDEX_SERVICE, {
+  update: iface.json<SessionIndexUpdate, void>(),
+  list: iface.shared.json<SessionIndexListRequest, SessionIndexPage>(),
+  remove: iface.json<SessionIndexRemoveRequest, void>(),
+  expire: iface.json<SessionIndexExpireRequest, void>(),
 })

@@ -18,6 +18,7 @@ import { createLiveHub } from './live/live-hub'
 import type { LiveHub } from './live/live-hub'
 import { liveReplicasObject } from './live/replica-registry-object'
 import { resumerObject } from './resumer/resumer-object'
+import { sessionIndexObject } from './session-index/session-index-object'
 import type { ShellStatus } from './shell-policy'
 import { createToolOffer } from './tool-selection'
 
@@ -62,7 +63,7 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
     runtimeOptions: { ...stepCrashGuard(config), ...options.runtimeOptions },
   }
   const agents = [sessionObject(deps, options.session), childService(deps)]
-  const others = [resumerObject, inboxObject, eventLogObject, eventWatchService, admissionObject, liveReplicasObject({ token: options.liveToken })]
+  const others = [resumerObject, inboxObject, eventLogObject, eventWatchService, admissionObject, liveReplicasObject({ token: options.liveToken }), sessionIndexObject({ retentionMs: config.sessionRetentionMs })]
   const definitions = [...agents, ...others] as restate.ServiceDefinition<string, unknown>[]
   return { definitions, liveHub: deps.liveHub, doorbell: deps.doorbell, shell: tools.shell.status }
 }

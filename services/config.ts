@@ -63,6 +63,11 @@ export interface ServicesConfig {
   ingressUrl: string | undefined
   /** Shortest time between two doorbell syncs of one session's log (`ZIDANE_EVENT_WINDOW_MS`, default 25). */
   eventWindowMs: number
+  /**
+   * How long a session may stay idle (no run started or ended, no question asked) before it is deleted
+   * (`ZIDANE_SESSION_RETENTION_DAYS`; `ZIDANE_SESSION_RETENTION_MS` wins, for tests). Undefined: sessions are kept.
+   */
+  sessionRetentionMs: number | undefined
 }
 
 function numberFrom(value: string | undefined, fallback: number): number {
@@ -95,6 +100,14 @@ function listFrom(value: string | undefined): string[] {
   return (value ?? '').split(',').map(item => item.trim()).filter(Boolean)
 }
 
+/** `ZIDANE_SESSION_RETENTION_MS`, else `ZIDANE_SESSION_RETENTION_DAYS` in ms; undefined when neither is above 0. */
+function retentionFrom(env: NodeJS.ProcessEnv): number | undefined {
+  const ms = numberFrom(env.ZIDANE_SESSION_RETENTION_MS, 0)
+  const days = numberFrom(env.ZIDANE_SESSION_RETENTION_DAYS, 0)
+  const retention = ms > 0 ? Math.floor(ms) : Math.floor(days * 24 * 60 * 60 * 1000)
+  return retention > 0 ? retention : undefined
+}
+
 /** Reads `ServicesConfig` from `env`. */
 export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): ServicesConfig {
   const questionTimeoutMs = numberFrom(env.ZIDANE_QUESTION_TIMEOUT_MS, 0)
@@ -124,5 +137,6 @@ export function loadServicesConfig(env: NodeJS.ProcessEnv = process.env): Servic
     denyTools: listFrom(env.ZIDANE_DENY_TOOLS),
     ingressUrl: env.RESTATE_INGRESS_URL || undefined,
     eventWindowMs: numberFrom(env.ZIDANE_EVENT_WINDOW_MS, DEFAULT_DOORBELL_WINDOW_MS),
+    sessionRetentionMs: retentionFrom(env),
   }
 }

@@ -27,6 +27,9 @@ import { recordedSessionStore } from '../event-log/session-events'
 import type { EventSink } from '../event-log/session-events'
 import { createSessionLogSync } from '../event-log/session-log-sync'
 import { readSessionChanges } from './session-changes'
+import { indexRunEnd, updateSessionIndex } from './index-updates'
+import { eraseSession } from './session-erase'
+import type { EraseSessionRequest } from '../../contract/session-index'
 
 /** What the session object gets besides the agents' dependencies. */
 export interface SessionObjectOptions {
@@ -37,6 +40,7 @@ export interface SessionObjectOptions {
 async function runSession(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest): Promise<SessionRunResult> {
   const invocation: CurrentInvocation = { invocationId: ctx.request().id, status: 'running', startedAt: await ctx.date.now() }
   ctx.set(CURRENT_INVOCATION_STATE_KEY, invocation)
+  updateSessionIndex(ctx, { status: 'running', lastActivityAt: invocation.startedAt })
   // Questions still listed belong to an earlier invocation that ended without its clean-up (killed): close them.
   await closeOpenQuestions(ctx, 'failed')
   // One sink per invocation, whichever store records the events: the log reads them from the session's state.
@@ -46,6 +50,7 @@ async function runSession(deps: AgentDeps, ctx: restate.ObjectContext, request: 
     events.flush()
     await closeOpenQuestions(ctx, 'finished')
     ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
+    await indexRunEnd(ctx, stats.endedAt)
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
   }, async (ending) => {
     try {
@@ -80,6 +85,7 @@ async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentI
   const reason = ending.kind === 'cancelled' ? 'cancelled' : ending.reason
   ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status, endedAt, ...(ending.kind === 'failed' ? { error: reason } : {}) })
   await closeUnfinishedRuns(ctx, events, { status, reason, endedAt, text: ending.kind === 'cancelled' ? CANCELLED_CALL_TEXT : FAILED_CALL_TEXT })
+  await indexRunEnd(ctx, endedAt)
 }
 
 /** Ends the session's running runs with `status`, closing their open tool calls with `text`. */
@@ -167,7 +173,8 @@ const lazy = { enableLazyState: true }
 
 /**
  * The agent session: one virtual object per session key (`<tenant>~<sessionId>`). `run` is exclusive (one run at
- * a time; later prompts queue), `deliver` (exclusive) runs steered messages no run took; `get`, `invocation`,
+ * a time; later prompts queue), `deliver` (exclusive) runs steered messages no run took, `erase` (exclusive) deletes
+ * the session ({@link eraseSession}); `get`, `invocation`,
  * `pending` and `changes` (what the session's event log derives its events from) are shared and never block a
  * running invocation. Its runs' attempts are bounded (`ZIDANE_MAX_ATTEMPTS`).
  */
@@ -182,6 +189,7 @@ export function sessionObject(deps: AgentDeps, options: SessionObjectOptions = {
         return runSession(deps, ctx, request)
       }),
       deliver: restate.handlers.object.exclusive(agent, async (ctx: restate.ObjectContext) => deliverSteering(deps, ctx)),
+      erase: restate.handlers.object.exclusive(lazy, async (ctx: restate.ObjectContext, request: EraseSessionRequest | null) => eraseSession(ctx, request, deps.config.workspaceRoot)),
       get: restate.handlers.object.shared({ ...unretained, ...lazy }, readView),
       invocation: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<SessionInvocation> => (await ctx.get<CurrentInvocation>(CURRENT_INVOCATION_STATE_KEY)) ?? null),
       pending: restate.handlers.object.shared(unretained, async (ctx: restate.ObjectSharedContext): Promise<PendingQuestion[]> => (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []),

@@ -137,10 +137,19 @@ async function unsubscribe(ctx: restate.ObjectContext, request: UnsubscribeReque
 }
 
 /**
+ * Erases the log of a session being deleted (its `erase`): its waiting viewers are woken with a count of 0 (the log
+ * starts again from nothing), then every key is cleared.
+ */
+async function erase(ctx: restate.ObjectContext): Promise<void> {
+  for (const awakeableId of (await ctx.get<string[]>(EVENT_WAITERS_STATE_KEY)) ?? []) ctx.resolveAwakeable(awakeableId, 0)
+  ctx.clearAll()
+}
+
+/**
  * The session event log of the sessions of `sessionService` (the deployment's `session`; the bench's own object): one
  * virtual object per session key. `sync` (exclusive) derives the events of the session's writes from its state,
  * `append` (exclusive) takes the batches its sub-agents journal at their turn boundaries (see `event-outbox.ts`),
- * `read` (shared) serves ranges, `subscribe`/`unsubscribe` (exclusive) manage the awakeables of waiting viewers. Its
+ * `read` (shared) serves ranges, `subscribe`/`unsubscribe` (exclusive) manage the awakeables of waiting viewers, `erase` (exclusive) empties it for the session's deletion. Its
  * lock is not the session's: it reads the session and takes sub-agents' batches while the session's run holds that.
  */
 export function eventLogObjectFor(sessionService: string) {
@@ -152,6 +161,7 @@ export function eventLogObjectFor(sessionService: string) {
       read: restate.handlers.object.shared(logHandler, read),
       subscribe: restate.handlers.object.exclusive(logHandler, subscribe),
       unsubscribe: restate.handlers.object.exclusive(logHandler, unsubscribe),
+      erase: restate.handlers.object.exclusive(logHandler, erase),
     },
   })
 }

@@ -63,6 +63,8 @@ export const inboxObject = restate.object({
     add,
     take,
     watch,
+    /** Forgets everything of a session being erased (its `erase`), the waiting messages included. */
+    erase: async (ctx: restate.ObjectContext): Promise<void> => { ctx.clearAll() },
     pending: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<InboxMessage[]> => (await ctx.get<InboxMessage[]>(INBOX_MESSAGES_KEY)) ?? []),
   },
 })

@@ -2,6 +2,7 @@ import * as restate from '@restatedev/restate-sdk'
 import type { AnswerResult, CloseQuestionRequest, QuestionRecord, QuestionTombstone, RegisterQuestionRequest, StoredQuestion } from '../../contract/session'
 import { QUESTION_STATE_KEY, RESUMER_SERVICE } from '../../contract/session'
 import type { OwnedAnswerRequest } from '../../contract/session'
+import type { EraseQuestionRequest } from '../../contract/session-index'
 
 /** How long the tombstone of an answered, expired or closed question is kept (late answers get 409/410 meanwhile). */
 export const TOMBSTONE_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
@@ -50,7 +51,7 @@ async function close(ctx: restate.ObjectContext, request: CloseQuestionRequest):
  * owner) and that it is still open, resolves the awakeable and keeps a
  * tombstone, so answering twice is a clean conflict; `close` tombstones a question whose run ended or stopped
  * waiting (a late answer gets 409/410, not "answered" into the void); `forget` clears a tombstone after
- * {@link TOMBSTONE_RETENTION_MS}. Handler names and the state key are durable: add, never rename.
+ * {@link TOMBSTONE_RETENTION_MS}; `erase` clears the question of a session being deleted (open or not). Handler names and the state key are durable: add, never rename.
  */
 export const resumerObject = restate.object({
   name: RESUMER_SERVICE,
@@ -65,6 +66,10 @@ export const resumerObject = restate.object({
     forget: async (ctx: restate.ObjectContext): Promise<void> => {
       const record = await ctx.get<StoredQuestion>(QUESTION_STATE_KEY)
       if (record && record.state !== 'open') ctx.clear(QUESTION_STATE_KEY)
+    },
+    erase: async (ctx: restate.ObjectContext, request: EraseQuestionRequest): Promise<void> => {
+      const record = await ctx.get<StoredQuestion>(QUESTION_STATE_KEY)
+      if (record?.sessionKey === request.sessionKey) ctx.clear(QUESTION_STATE_KEY)
     },
     describe: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<StoredQuestion | null> => ctx.get<StoredQuestion>(QUESTION_STATE_KEY)),
   },

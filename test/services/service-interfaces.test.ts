@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Descriptor } from '@restatedev/restate-sdk-core'
-import { eventLogInterface, eventWatchInterface, inboxInterface, resumerInterface, sessionInterface } from '../../contract/interfaces'
+import { eventLogInterface, eventWatchInterface, inboxInterface, resumerInterface, sessionIndexInterface, sessionInterface } from '../../contract/interfaces'
 
 /** The handlers an interface declares, with their shared flag: `name:shared` or `name:exclusive`. */
 function handlersOf(descriptor: Descriptor, names?: readonly string[]): string[] {
@@ -14,7 +14,9 @@ describe('the service interfaces callers use', () => {
   it('name handlers the implementations serve, with the same kind (shared or exclusive)', async () => {
     const { createServices } = await import('../../services/composition')
     const { loadServicesConfig } = await import('../../services/config')
-    const sessionObject = createServices(loadServicesConfig({}), { env: {} }).definitions.find(definition => definition.name === sessionInterface.name)
+    const { definitions } = createServices(loadServicesConfig({}), { env: {} })
+    const sessionObject = definitions.find(definition => definition.name === sessionInterface.name)
+    const sessionIndexObject = definitions.find(definition => definition.name === sessionIndexInterface.name)
     const { inboxObject } = await import('../../services/inbox/inbox-object')
     const { resumerObject } = await import('../../services/resumer/resumer-object')
     const { eventLogObject, eventWatchService } = await import('../../services/event-log/event-log-object')
@@ -24,6 +26,7 @@ describe('the service interfaces callers use', () => {
       [resumerInterface, resumerObject as unknown as Descriptor],
       [eventLogInterface, eventLogObject as unknown as Descriptor],
       [eventWatchInterface, eventWatchService as unknown as Descriptor],
+      [sessionIndexInterface, sessionIndexObject as unknown as Descriptor],
     ]
     for (const [declared, implemented] of pairs) {
       expect(implemented.name).toBe(declared.name)
