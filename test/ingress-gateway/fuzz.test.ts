@@ -61,6 +61,11 @@ function deepJson(): Arbitrary<string> {
  * of its newest user message, which random part types almost never spell.
  */
 const SEED_BODIES: Record<string, Arbitrary<unknown>> = {
+  '/v1/ag-ui': fc.record({
+    threadId: fc.stringMatching(/^[A-Za-z0-9_-]{1,20}$/), runId: fc.string({ minLength: 1, maxLength: 20 }),
+    messages: fc.tuple(fc.record({ id: fc.string({ minLength: 1, maxLength: 10 }), role: fc.constant('user'), content: fc.string({ minLength: 1, maxLength: 40 }).filter(text => text.trim() !== '') })),
+    forwardedProps: fc.oneof(fc.constant({ mode: 'steer' }), fc.constant({ subagents: true }), fc.constant({})),
+  }),
   '/v1/sessions/{sessionId}/chat': fc.record({ messages: fc.tuple(fc.record({ role: fc.constant('user'), parts: fc.tuple(fc.record({ type: fc.constant('text'), text: fc.string({ minLength: 1, maxLength: 40 }).filter(text => text.trim() !== '') })) })) }),
 }
 
@@ -152,9 +157,11 @@ describe('fuzz of every route from the OpenAPI document', () => {
     expect(routes.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
       'GET /healthz',
       'GET /readyz',
+      'GET /v1/ag-ui/capabilities',
       'GET /v1/sessions/{sessionId}',
       'GET /v1/sessions/{sessionId}/chat/stream',
       'GET /v1/sessions/{sessionId}/events',
+      'POST /v1/ag-ui',
       'POST /v1/awakeables/{id}/resolve',
       'POST /v1/sessions/{sessionId}/cancel',
       'POST /v1/sessions/{sessionId}/chat',
