@@ -4,6 +4,7 @@
  * leaves the full results in place). Variants of one figure run interleaved in this process after a warm-up.
  */
 import path from 'node:path'
+import { measureChatBrowser } from './chat-browser'
 import { measureClusterVsSingle } from './cluster-vs-single'
 import { measureConcurrentSessions } from './concurrent-sessions'
 import { measureDurabilityOverhead } from './durability-overhead'
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
     { name: '10 session log (full stack)', run: async () => measureSessionLog(options, report) },
     { name: '11 hostile tenant (full stack)', run: async () => measureHostileTenant(options, report) },
     { name: '12 durable event latency', run: async target => measureEventLatency(target, options, report) },
+    { name: '13 useChat in a browser (full stack)', run: async () => measureChatBrowser(options, report) },
   ]
   try {
     await server.serve([...benchServices])

@@ -1,15 +1,18 @@
 import { chromium } from 'playwright-core'
 import type { Browser, Page } from 'playwright-core'
 
-/** Debian's chromium (CI installs the `chromium` package): Playwright cannot download its own browsers here. */
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+/** Debian's chromium, or `CHROMIUM_PATH` (CI installs the `chromium` package): Playwright cannot download its own browsers here. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
 /** A headless chromium and every console error and uncaught page error of the pages it opened. */
 export interface ChatBrowser {
   browser: Browser
   /** `[type] text (url)` of each console error and page error, in order. */
   errors: string[]
-  /** A new tab on `url`, its errors recorded, with the first-text probe (see {@link firstTextAtMs}) installed. */
+  /**
+   * A new tab on `url`, its errors recorded, with the first-text probe (see {@link firstTextAtMs}) installed; resolves once
+   * the page's resume request (`GET …/chat/stream`) was answered.
+   */
   open(url: string): Promise<Page>
   close(): Promise<void>
 }
@@ -26,7 +29,10 @@ export async function launchChatBrowser(): Promise<ChatBrowser> {
       page.on('console', message => { if (message.type() === 'error') errors.push(`[console] ${message.text()} (${message.location().url})`) })
       page.on('pageerror', error => errors.push(`[pageerror] ${error.message}`))
       await page.addInitScript({ content: FIRST_TEXT_PROBE })
+      // `resume: true` asks for the session's active run as the page mounts: a person types slower than that answer comes.
+      const resumed = page.waitForResponse(response => new URL(response.url()).pathname.endsWith('/chat/stream'))
       await page.goto(url)
+      await resumed
       return page
     },
     close: () => browser.close(),
