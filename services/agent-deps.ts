@@ -13,6 +13,7 @@ import type { ServicesConfig } from './config'
 import type { EventDoorbell } from './event-log/event-doorbell'
 import type { EventSink } from './event-log/session-events'
 import type { LiveHub } from './live/live-hub'
+import type { SpanSink } from './telemetry/span-record'
 import type { ToolOffer } from './tool-selection'
 import { tenantOfSessionKey } from './workspace'
 
@@ -27,6 +28,8 @@ export interface AgentDeps {
   tools: ToolOffer
   /** Runtime options of every run: the crash guard, and a test's probes. */
   runtimeOptions: Pick<RestateRuntimeOptions, 'crashGuard' | 'onBoundary' | 'stepObserver'>
+  /** Where the runs' spans go (`traceAgentRun`); none when traces are off. */
+  tracing: SpanSink | undefined
 }
 
 /** The durable runtime of one agent invocation, its sessions in `sessionStore`, ids seeded with `idSeed`. */

@@ -21,6 +21,9 @@ import { resumerObject } from './resumer/resumer-object'
 import { sessionIndexObject } from './session-index/session-index-object'
 import type { ShellStatus } from './shell-policy'
 import { createToolOffer } from './tool-selection'
+import { createOtlpTracing } from './telemetry/otlp-tracing'
+import type { Tracing } from './telemetry/span-record'
+import { loadTelemetryConfig } from './telemetry/telemetry-config'
 
 /** What `createServices` builds the services from besides their `ServicesConfig`. */
 export interface ServicesOptions {
@@ -34,6 +37,8 @@ export interface ServicesOptions {
   doorbell?: EventDoorbell
   /** Options of the session object (a test's extra first step of `run`). */
   session?: SessionObjectOptions
+  /** Where the agent runs' spans go instead of the OTLP exporter the environment names (a test's). */
+  tracing?: Tracing
 }
 
 /** The services one process serves, and what its entry needs besides them. */
@@ -44,6 +49,8 @@ export interface Services {
   doorbell: EventDoorbell | undefined
   /** How `shell` runs (reported at start-up). */
   shell: ShellStatus
+  /** The traces' exporter, when `OTEL_EXPORTER_OTLP_ENDPOINT` (or a test) gives one: flushed at shutdown. */
+  tracing: Tracing | undefined
 }
 
 /**
@@ -53,6 +60,7 @@ export interface Services {
  */
 export function createServices(config: ServicesConfig, options: ServicesOptions): Services {
   const tools = createToolOffer(options.env)
+  const tracing = options.tracing ?? otlpTracing(options.env)
   const deps: AgentDeps = {
     config,
     env: options.env,
@@ -61,11 +69,18 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
     doorbell: options.doorbell ?? eventDoorbell(config),
     tools,
     runtimeOptions: { ...stepCrashGuard(config), ...options.runtimeOptions },
+    tracing,
   }
   const agents = [sessionObject(deps, options.session), childService(deps)]
   const others = [resumerObject, inboxObject, eventLogObject, eventWatchService, admissionObject, liveReplicasObject({ token: options.liveToken }), sessionIndexObject({ retentionMs: config.sessionRetentionMs })]
   const definitions = [...agents, ...others] as restate.ServiceDefinition<string, unknown>[]
-  return { definitions, liveHub: deps.liveHub, doorbell: deps.doorbell, shell: tools.shell.status }
+  return { definitions, liveHub: deps.liveHub, doorbell: deps.doorbell, shell: tools.shell.status, tracing }
+}
+
+/** The OTLP exporter of the agent runs' spans, when the environment names an endpoint (docs/traces.md); else none, at no cost. */
+function otlpTracing(env: NodeJS.ProcessEnv): Tracing | undefined {
+  const config = loadTelemetryConfig(env)
+  return config ? createOtlpTracing(config) : undefined
 }
 
 /** The model: Anthropic when `ANTHROPIC_API_KEY` is set (honouring `ANTHROPIC_BASE_URL`), else the demo model. */

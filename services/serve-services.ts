@@ -34,7 +34,7 @@ export async function serveServices(config: ServicesConfig, options: Omit<Servic
   const hub: { registration?: ReplicaRegistration | undefined } = {}
   // The hub deregisters before the drain refuses new requests (the deregistration runs here too); the deltas of
   // steps still draining are then missed by viewers, whose durable events still arrive.
-  installGracefulShutdown({ server, drain: { ...drain, drain: async () => { await hub.registration?.stop(); await drain.drain() } }, graceMs: shutdown.graceMs })
+  installGracefulShutdown({ server, drain: { ...drain, drain: async () => { await hub.registration?.stop(); await drain.drain() } }, graceMs: shutdown.graceMs, ...(services.tracing ? { flush: () => services.tracing?.flush() ?? Promise.resolve() } : {}) })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, resolve)

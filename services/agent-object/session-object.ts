@@ -7,6 +7,7 @@ import { demoTools } from '../demo-tools'
 import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../../contract/session'
 import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE, SPAWN_TOOL } from '../../contract/session'
 import { publishAgentDeltas } from '../live/agent-live'
+import { traceAgentRun } from '../telemetry/trace-agent'
 import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
 import { createBuiltinTools } from 'zidane/tools'
 import { currentRunSettings, runToolSet } from '../run-settings'
@@ -120,8 +121,10 @@ async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: Se
     behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, ...agentOutputs(deps, root, ctx.key), maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   publishAgentDeltas(agent, { sessionKey: ctx.key }, deps.liveHub)
+  // Traces: spans when exported (docs/traces.md); the trace id lands in the run record either way.
+  const traceId = traceAgentRun(agent, deps.tracing, ctx.request(), { sessionKey: ctx.key, agentName: 'zidane', provider: deps.provider })
   const model = request.model ?? settings.model
-  return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
+  return agent.run({ prompt: request.prompt, signal: ctx.request().attemptCompletedSignal, traceId, ...(model ? { model } : {}), ...(request.maxTurns ? { maxTurns: request.maxTurns } : {}) })
 }
 
 /** The names of the tools this composition's selection offers a session run: the built-ins, the demo tools, the questions, `spawn`. */

@@ -15,6 +15,7 @@ import { recordedChildStore } from '../event-log/session-events'
 import { createEventOutbox } from '../event-log/event-outbox'
 import type { EventSink } from '../event-log/session-events'
 import { childLiveSource, publishAgentDeltas } from '../live/agent-live'
+import { traceAgentRun } from '../telemetry/trace-agent'
 import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
 import { runToolSet } from '../run-settings'
 import type { RunSettings } from '../../contract/session'
@@ -80,7 +81,8 @@ async function runChild(deps: AgentDeps, ctx: restate.Context, request: Services
   const agent = createAgent({ provider: deps.provider, tools: childTools(deps, request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...agentOutputs(deps, root, treeKey(request)), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, deps.liveHub)
-  const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, ...(model ? { model } : {}) })
+  const traceId = traceAgentRun(agent, deps.tracing, ctx.request(), { sessionKey: treeKey(request), agentName: request.subagentType ?? request.label, provider: deps.provider })
+  const stats = await agent.run({ prompt: request.task, signal: ctx.request().attemptCompletedSignal, traceId, ...(model ? { model } : {}) })
   const endedAt = await ctx.date.now()
   const status = stats.status === 'completed' || stats.status === 'aborted' || stats.status === 'timeout' || stats.status === 'limit' ? stats.status : 'error'
   const result: ChildRunResult = { text: stats.text, status, stats, turns: [...session.turns], startedAt, endedAt, children: merged }

@@ -9,9 +9,14 @@ export interface GracefulShutdownOptions {
   drain: AttemptDrain
   /** How long running steps may take to finish after the signal; then their commands are killed. */
   graceMs: number
+  /** Sends what the process still holds for others (the traces' batch) before it exits; waited for at most {@link FLUSH_MS}. */
+  flush?: () => Promise<void>
   log?: (line: string) => void
   exit?: (code: number) => never
 }
+
+/** Longest wait for `flush` at exit. */
+export const FLUSH_MS = 2_000
 
 /**
  * On SIGTERM or SIGINT: stop taking work (the server stops accepting connections and new requests get 503, so Restate
@@ -58,8 +63,18 @@ async function shutdown(signal: NodeJS.Signals, options: GracefulShutdownOptions
   const finished = await Promise.race([drained.then(() => true as const), graceOver])
   clearTimeout(timer)
   for (const session of sessions) session.close()
+  await flushBounded(options.flush)
   const elapsedMs = Math.round(performance.now() - startedMs)
   log(finished
     ? `zidane services: drained in ${elapsedMs} ms, exiting`
     : `zidane services: grace of ${graceMs} ms over (running steps: ${drain.runningSteps()}, open attempts: ${drain.openAttempts()}), stopping their commands and exiting`)
+}
+
+/** Runs `flush`, for at most {@link FLUSH_MS}; its failure is not the shutdown's. */
+async function flushBounded(flush: (() => Promise<void>) | undefined): Promise<void> {
+  if (!flush) return
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<void>(resolve => { timer = setTimeout(resolve, FLUSH_MS) })
+  await Promise.race([flush().catch(() => undefined), timeout])
+  clearTimeout(timer)
 }

@@ -196,6 +196,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
         const runId = runOptions.runId ?? nextRunId(current, runtime)
         const startedAt = await runtime.now()
         const { state, record } = startRunState(current, runId, runOptions.prompt, startedAt, limitsFor(options.behavior ?? {}, runOptions), depth)
+        if (runOptions.traceId !== undefined) record.traceId = runOptions.traceId
         // Without durability no step is recorded: the run keeps no checkpoint, so a durable successor heals it.
         return await execute(current, state, runtime.durable ? record : withoutCheckpoint(record), runControl)
       } finally {

@@ -80,7 +80,7 @@ async function requestModel(state: RunState, env: LoopEnv): Promise<ModelStepRec
   const turn = state.turn
   return env.runtime.step(stepKey(state.runId, 'model', `t${turn}`), async () => {
     env.markLive()
-    return executeModelStep(state, {
+    const record = await executeModelStep(state, {
       provider: env.provider,
       system: env.system,
       messages: compacted,
@@ -89,6 +89,8 @@ async function requestModel(state: RunState, env: LoopEnv): Promise<ModelStepRec
       signal: env.modelSignal,
       onDelta: delta => { fireHook(env.hooks, state, 'model:delta', { runId: state.runId, turn, delta }) },
     })
+    fireHook(env.hooks, state, 'model:executed', { runId: state.runId, turn, model: state.limits.model ?? env.behavior.model, record })
+    return record
   })
 }
 

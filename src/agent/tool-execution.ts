@@ -10,6 +10,7 @@ import type { ToolContext, ToolDef, ToolResult } from '../tools/tool'
 import { toToolResult } from '../tools/tool'
 import { stageToolState } from '../tools/staged-tool-state'
 import type { StagedToolState, ToolStateWrites } from '../tools/staged-tool-state'
+import { fireHook } from './fire-hook'
 import { validateToolInput } from './input-validator'
 import { capToolResult } from './cap-tool-result'
 import { persistLargeOutput } from './persist-output'
@@ -58,13 +59,22 @@ export function startToolCall(state: RunState, env: ToolExecutionEnv, call: Tool
   if (tool?.journal === 'self') return startSelfJournaled(state, env, call, tool)
   return env.runtime.step(stepKey(state.runId, 'tool', `t${state.turn}`, call.id), async attempt => {
     env.markLive()
+    const startedAt = Date.now()
     if (attempt.resumed) resuming(call)
-    if (attempt.resumed && tool?.replay !== 'safe') return { content: INTERRUPTED_TOOL_TEXT, isError: true, interrupted: true, endedAt: Date.now() }
-    const staged = snapshot ? stageToolState(snapshot) : undefined
-    const record = await runToolBody(state, env, call, tool, staged)
-    const writes = staged?.writes()
-    return { ...record, endedAt: Date.now(), ...(writes ? { toolState: writes } : {}) }
+    const record = attempt.resumed && tool?.replay !== 'safe'
+      ? { content: INTERRUPTED_TOOL_TEXT, isError: true, interrupted: true, endedAt: Date.now() }
+      : await runStagedToolBody(state, env, call, tool, snapshot)
+    fireHook(env.hooks, state, 'tool:executed', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name, startedAt, endedAt: record.endedAt, isError: record.isError === true, interrupted: record.interrupted === true })
+    return record
   }, { atMostOnce: tool?.replay !== 'safe' })
+}
+
+/** Runs a call's body against its staged tool state (when there is a snapshot); its record carries the writes and its end time. */
+async function runStagedToolBody(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, tool: ToolDef | undefined, snapshot: ToolStateWrites | undefined): Promise<ToolStepRecord & { endedAt: number }> {
+  const staged = snapshot ? stageToolState(snapshot) : undefined
+  const record = await runToolBody(state, env, call, tool, staged)
+  const writes = staged?.writes()
+  return { ...record, endedAt: Date.now(), ...(writes ? { toolState: writes } : {}) }
 }
 
 function startSelfJournaled(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, tool: ToolDef): Promise<ToolStepRecord> {

@@ -4,6 +4,7 @@ import type { DurableRuntime, SteeredMessage, SteeringInbox } from '../durable/r
 import type { ModelResponse, Provider, ThinkingConfig } from '../providers/provider'
 import type { Usage } from '../providers/content'
 import type { AttemptDelta } from './model-attempt'
+import type { ModelStepRecord } from './model-step'
 import type { Session } from '../session/session'
 import type { NewSessionEvent } from '../session/session-events'
 import type { RunStatus, SessionTurn } from '../session/types'
@@ -158,6 +159,11 @@ export interface RunOptions {
   signal?: AbortSignal
   model?: string
   maxTurns?: number
+  /**
+   * The trace the host exports this run's spans in (32 hex digits), kept in the run record (`SessionRun.traceId`) so a
+   * viewer can link the run to it. It lands in durable state: it must be the same on every replay.
+   */
+  traceId?: string
 }
 
 /** Payload shared by every child event: which child run, at which depth, under which parent call. */
@@ -178,9 +184,22 @@ export interface AgentHooks {
    */
   'model:delta': (event: { runId: string; turn: number; delta: AttemptDelta }) => void | Promise<void>
   'model:response': (event: { runId: string; turn: number; response: ModelResponse }) => void | Promise<void>
+  /**
+   * The model step ran in this process, inside its step, right before its record is journaled: once per real execution
+   * and never on a replay (a replayed step's record comes from the journal). The hook for a ledger of what the provider
+   * billed: a step re-run after a crash that cut it off fires again, as the provider was asked again. `model` is the
+   * model the request named (the run's or the behaviour's), when one was named. Fired without waiting.
+   */
+  'model:executed': (event: { runId: string; turn: number; model: string | undefined; record: ModelStepRecord }) => void | Promise<void>
   'tool:start': (event: { runId: string; turn: number; callId: string; name: string; input: JsonObject }) => void | Promise<void>
   'tool:resuming': (event: { runId: string; turn: number; callId: string; name: string }) => void | Promise<void>
   'tool:end': (event: { runId: string; turn: number; callId: string; name: string; result: ToolResult; interrupted: boolean }) => void | Promise<void>
+  /**
+   * A tool call's step ran in this process, inside its step (never on a replay): when its code started and ended, and
+   * how it ended. Calls of tools that journal themselves (`journal: 'self'`) run outside any step and do not fire it.
+   * Fired without waiting.
+   */
+  'tool:executed': (event: { runId: string; turn: number; callId: string; name: string; startedAt: number; endedAt: number; isError: boolean; interrupted: boolean }) => void | Promise<void>
   /** An event a tool emitted while it runs (`ctx.emit(name, payload)`): progress, partial output. */
   'tool:event': (event: { runId: string; turn: number; callId: string; toolName: string; name: string; payload: JsonObject }) => void | Promise<void>
   'tool-results:after': (event: { runId: string; turn: number; turnRecord: SessionTurn }) => void | Promise<void>

@@ -53,6 +53,8 @@ export interface SessionRun {
   totals?: RunTotals
   text?: string
   error?: string
+  /** The OpenTelemetry trace of the run's spans, when its host gave one (`RunOptions.traceId`). */
+  traceId?: string
 }
 
 /** The persisted form of a session: plain JSON with a schema version. */
