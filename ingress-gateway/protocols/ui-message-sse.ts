@@ -3,8 +3,8 @@ import type { ServerResponse } from 'node:http'
 import type { UIMessageChunk } from 'ai'
 import { writeOrCutOff } from '../bounded-write'
 import { EVENT_STREAM_HEADERS } from '../event-stream'
-import type { TimelineItem } from './timeline-items'
-import { UiMessageStreamMapper, type UiMessageStreamOptions } from './ui-message-stream'
+import type { RunStartItem, TimelineItem } from './timeline-items'
+import { carriesSteering, UiMessageStreamMapper, type UiMessageStreamOptions } from './ui-message-stream'
 
 /** The headers of an AI SDK UI message stream (SSE, protocol v1). */
 export const UI_MESSAGE_STREAM_HEADERS = { ...EVENT_STREAM_HEADERS, 'x-vercel-ai-ui-message-stream': 'v1' } as const
@@ -23,7 +23,13 @@ export const DONE_FRAME = 'data: [DONE]\n\n'
  * Which run a stream shows: a known one, or (no `runId`) the first run that starts among the items, for a prompt
  * whose run id is not known when its stream opens. The message id is the run id unless given.
  */
-export type UiStreamTarget = Omit<UiMessageStreamOptions, 'runId' | 'messageId'> & { runId?: string; messageId?: string }
+export type UiStreamTarget = Omit<UiMessageStreamOptions, 'runId' | 'messageId' | 'resumeAt'> & {
+  runId?: string | undefined
+  messageId?: string
+  resumeAt?: UiMessageStreamOptions['resumeAt'] | undefined
+  /** Unbound: wait for the run whose prompt carries this steering message (the run it was steered into had ended). */
+  steeredPrompt?: string | undefined
+}
 
 /**
  * Writes the UI message stream of `target` from `items` to `raw` (headers already sent) until the run's stream ends
@@ -31,15 +37,22 @@ export type UiStreamTarget = Omit<UiMessageStreamOptions, 'runId' | 'messageId'>
  * waits for `drain` while the client reads slowly, and a client holding more than 1 MiB (`MAX_VIEWER_BUFFER_BYTES`)
  * unsent (keep-alives included) is cut off instead of buffered for. Returns whether the run's stream was complete.
  */
-export async function pipeUiMessageStream(raw: ServerResponse, items: AsyncIterable<TimelineItem>, target: UiStreamTarget, signal: AbortSignal): Promise<boolean> {
+export async function pipeUiMessageStream(raw: ServerResponse, items: AsyncIterable<TimelineItem>, initialTarget: UiStreamTarget, signal: AbortSignal): Promise<boolean> {
+  let target = initialTarget
   const keepAlive = setInterval(() => writeOrCutOff(raw, ': keep-alive\n\n'), KEEP_ALIVE_MS)
   let mapper = target.runId === undefined ? undefined : mapperFor(target.runId, target)
   try {
     if (mapper !== undefined && !(await send(raw, mapper.start(), signal))) return false
     for await (const item of items) {
-      if (mapper === undefined && item.type === 'run-start') mapper = mapperFor(item.runId, target)
+      if (mapper === undefined && item.type === 'run-start' && startsTarget(item, target)) mapper = mapperFor(item.runId, target)
       if (mapper === undefined) continue
       if (!(await send(raw, mapper.map(item), signal))) return false
+      if (mapper.missedResumePoint) {
+        // The run ended before it took the steering message: the message is the prompt of the next run.
+        target = { ...target, runId: undefined, resumeAt: undefined, steeredPrompt: steerTextOf(target) }
+        mapper = undefined
+        continue
+      }
       if (mapper.ended) return writeOrCutOff(raw, DONE_FRAME)
     }
     return false
@@ -49,8 +62,17 @@ export async function pipeUiMessageStream(raw: ServerResponse, items: AsyncItera
   }
 }
 
-function mapperFor(runId: string, target: UiStreamTarget): UiMessageStreamMapper {
-  return new UiMessageStreamMapper({ ...target, runId, messageId: target.messageId ?? runId })
+function mapperFor(runId: string, { steeredPrompt: _steered, runId: _runId, messageId, ...options }: UiStreamTarget): UiMessageStreamMapper {
+  return new UiMessageStreamMapper({ ...options, runId, messageId: messageId ?? runId })
+}
+
+/** Whether a run that starts is the one an unbound target waits for (any, or the one its steering message started). */
+function startsTarget(item: RunStartItem, target: UiStreamTarget): boolean {
+  return target.steeredPrompt === undefined || carriesSteering(item.prompt, target.steeredPrompt)
+}
+
+function steerTextOf(target: UiStreamTarget): string | undefined {
+  return target.resumeAt !== undefined && 'steerText' in target.resumeAt ? target.resumeAt.steerText : undefined
 }
 
 /** Writes `chunks`, then waits while the client's buffer is full; false when the client is gone or was cut off. */

@@ -18,10 +18,10 @@ export interface UiMessageStreamOptions {
   /**
    * The items replay the run from its start, but the client holds it up to a point: until that point the items only
    * build the state and send nothing (questions wait for it). The point is the result of one of `toolResults` (the
-   * calls just approved or denied), or the `steer` item carrying `steerText` (this message starts after it); the
-   * run's end, if it comes first.
+   * calls just approved or denied: the run's end, if it comes first), or the `steer` item carrying `steerText` (this
+   * message starts after it; a run that ends first leaves the message to the run it starts: {@link missedResumePoint}).
    */
-  resumeAt?: ResumePoint
+  resumeAt?: ResumePoint | undefined
 }
 
 /** Where a stream that replays its run starts sending: see {@link UiMessageStreamOptions.resumeAt}. */
@@ -58,9 +58,15 @@ export class UiMessageStreamMapper {
   /** Set until the replay reaches the point the client holds (see {@link UiMessageStreamOptions.resumeAt}). */
   private resumeAt: ResumePoint | undefined
   private readonly heldQuestions: QuestionItem[] = []
+  private missed = false
 
   constructor(private readonly options: UiMessageStreamOptions) {
     this.resumeAt = options.resumeAt
+  }
+
+  /** Whether the run ended before the steer item it waited for: the steering message starts a run of its own. */
+  get missedResumePoint(): boolean {
+    return this.missed
   }
 
   /** Whether the stream is over: `finish` or `abort` was mapped. */
@@ -91,6 +97,11 @@ export class UiMessageStreamMapper {
       return []
     }
     const point = this.resumeAt
+    if (point !== undefined && 'steerText' in point && item.type === 'run-end') {
+      this.missed = true
+      this.finished = true
+      return []
+    }
     if (point === undefined || !isResumePoint(point, item)) {
       this.mapOwn(item)
       return []
@@ -280,9 +291,13 @@ export class UiMessageStreamMapper {
 }
 
 function isResumePoint(point: ResumePoint, item: TimelineItem): boolean {
-  if (item.type === 'run-end') return true
-  if ('toolResults' in point) return item.type === 'tool-result' && point.toolResults.has(item.callId)
-  return item.type === 'steer' && item.text.includes(point.steerText.slice(0, STEER_MATCH_CHARS))
+  if ('toolResults' in point) return item.type === 'run-end' || (item.type === 'tool-result' && point.toolResults.has(item.callId))
+  return item.type === 'steer' && carriesSteering(item.text, point.steerText)
+}
+
+/** Whether `text` (a steer item's, or a run's prompt: cut, or several messages joined) carries the steering message. */
+export function carriesSteering(text: string, steerText: string): boolean {
+  return text.includes(steerText.slice(0, STEER_MATCH_CHARS))
 }
 
 /** How a run that ended neither cancelled nor in error finishes its message; any other status is an error. */

@@ -117,6 +117,19 @@ describe('the AI SDK UI message stream (useChat) on the real stack', { timeout: 
     expect(await transport().reconnectToStream({ chatId: 'chat-resume' })).toBeNull()
   })
 
+  it('a message while a run runs steers it: its stream is a new message that answers the steering message', async () => {
+    const first = (await send('chat-steer', [userMessage('slow steer')])).getReader()
+    let firstChunk = await first.read()
+    while (firstChunk.value?.type !== 'text-delta') firstChunk = await first.read()
+    await first.cancel()
+    const chunks = await collect(await send('chat-steer', [userMessage('slow steer'), { id: 'a1', role: 'assistant', parts: [] }, userMessage('steer: also this')]))
+    const message = await messageOf(chunks.map(({ chunk }) => chunk))
+    expect(textOf(message)).toBe(Array.from({ length: 20 }, (_, index) => `word${index}`).join(' '))
+    expect(chunks.at(-1)?.chunk).toEqual({ type: 'finish', finishReason: 'stop' })
+    const runs = (await view('chat-steer')).runs
+    expect(message?.id).not.toBe(runs[0]?.id)
+  })
+
   it('a cancel mid-stream ends the stream with abort, and nothing after it', async () => {
     let cancelled = false
     const chunks = await collect(await send('chat-cancel', [userMessage('slow cancel')]), chunk => {
