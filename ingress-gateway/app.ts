@@ -21,6 +21,7 @@ import { sessionEventRoutes } from './routes/session-events'
 import { sessionMessageRoutes } from './routes/session-messages'
 import { sessionPromptRoutes } from './routes/session-prompts'
 import { sessionRoutes } from './routes/sessions'
+import { sessionListRoutes } from './routes/session-list'
 import { createRateLimiter, DEFAULT_TENANT_LIMITS, type TenantLimits } from './tenant-limits'
 
 /** What every route plugin receives from {@link buildGateway}. */
@@ -86,7 +87,7 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
     eventLog,
     timeline: createRunTimeline({ ingress, live, eventLog, config }),
   }
-  for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionEventRoutes, awakeableRoutes, chatRoutes, agUiRoutes]) {
+  for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionListRoutes, sessionEventRoutes, awakeableRoutes, chatRoutes, agUiRoutes]) {
     await app.register(routes, dependencies)
   }
   return app

@@ -19,7 +19,7 @@ export const GATEWAY_ERROR_CODES = {
   already_answered: { status: 409, description: 'The question was answered before; the first answer stands.' },
   run_cancelled: { status: 409, description: 'The run awaited with `?wait=true` was cancelled before it finished.' },
   approval_not_pending: { status: 409, description: 'A chat request carried a `tool-approval-response` for an approval the session does not list as pending (answered before, closed, never asked, or not an approval).' },
-  run_active: { status: 409, description: 'An AG-UI run was asked for a session whose run is in progress: answer its interrupt (`resume`), steer it (`forwardedProps.mode: "steer"`) or wait for it to end.' },
+  run_active: { status: 409, description: 'The session has a run in progress. An AG-UI run asked for: answer its interrupt (`resume`), steer it (`forwardedProps.mode: "steer"`) or wait for it to end. A `DELETE` without `cancel=true`: cancel the run first, or delete with `cancel=true`.' },
   question_closed: { status: 409, description: 'The run that asked the question ended (finished, failed or cancelled) before it was answered; the answer was not delivered. The message names the reason.' },
   question_expired: { status: 410, description: 'The question expired before it was answered.' },
   payload_too_large: { status: 413, description: 'The request body is over the limit (`GATEWAY_BODY_LIMIT_BYTES`, default 1 MiB).' },

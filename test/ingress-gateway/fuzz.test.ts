@@ -35,6 +35,8 @@ function plausibleRestate(request: RecordedRequest): FakeResponse {
   if (path.endsWith('/admit')) return { status: 200, body: { outcome: 'admitted', invocationId: 'inv_run', queued: false } }
   if (path.endsWith('/steer')) return { status: 200, body: { outcome: 'saved', messageId: 'inv_msg' } }
   if (path.endsWith('/failedRun')) return { status: 200, body: null }
+  if (path.endsWith('/list')) return { status: 200, body: { entries: [{ id: 's1', seq: 2, status: 'completed', lastActivityAt: 2, createdAt: 1, turns: 2, costUsd: 0.01, pending: 0 }], nextBefore: 2 } }
+  if (path.endsWith('/erase')) return { status: 200, body: { existed: true, erased: true } }
   if (path.includes('/attach')) return { status: 200, body: { status: 'completed', text: 'done', stats: { turns: 1 } } }
   if (path.endsWith('/invocation')) return { status: 200, body: { invocationId: 'inv_run', status: 'running', startedAt: 1 } }
   if (path.endsWith('/read')) return { status: 200, body: { events: [{ seq: 1, type: 'run:start', at: 1, data: {} }], count: 1 } }
@@ -155,9 +157,11 @@ describe('fuzz of every route from the OpenAPI document', () => {
 
   it('covers every documented route', () => {
     expect(routes.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
+      'DELETE /v1/sessions/{sessionId}',
       'GET /healthz',
       'GET /readyz',
       'GET /v1/ag-ui/capabilities',
+      'GET /v1/sessions',
       'GET /v1/sessions/{sessionId}',
       'GET /v1/sessions/{sessionId}/chat/stream',
       'GET /v1/sessions/{sessionId}/events',
