@@ -16,6 +16,7 @@ import type { TestStack } from '../helpers/stack'
 
 const API_KEY = 'sk-ant-chat'
 const APPROVE_PROMPT = 'please write the note'
+const ASK_PROMPT = 'ask me a color'
 const NOTE = { path: 'note.txt', content: 'hello from the chat' }
 
 interface View {
@@ -60,6 +61,7 @@ describe('the AI SDK UI message stream (useChat) on the real stack', { timeout: 
     model = await start({ apiKey: API_KEY })
     model.setHandler(request => {
       const prompt = lastUserText(request)
+      if (prompt === ASK_PROMPT) return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'ask_user', input: { question: 'Which color?', options: ['red', 'blue'] } }] } : streamedWords(2, 10, 'thanks')
       if (prompt === APPROVE_PROMPT) return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'write_file', input: NOTE }] } : streamedWords(3, 10, 'written')
       if (prompt.startsWith('slow')) return streamedWords(60, 50)
       return streamedWords(20, 40)
@@ -147,6 +149,10 @@ describe('the AI SDK UI message stream (useChat) on the real stack', { timeout: 
     const request = first.find(({ chunk }) => chunk.type === 'tool-approval-request')?.chunk
     expect(request).toMatchObject({ type: 'tool-approval-request', approvalId: expect.any(String), toolCallId: expect.any(String) })
     expect(first.at(-1)?.chunk).toEqual({ type: 'finish', finishReason: 'tool-calls' })
+    // A reload while the run waits: the resume replays the run up to the same approval request, and ends.
+    const replayed = await collect(await transport().reconnectToStream({ chatId: 'chat-approve' }) as ReadableStream<UIMessageChunk>)
+    expect(replayed.filter(({ chunk }) => chunk.type === 'tool-approval-request').map(({ chunk }) => chunk)).toEqual([request])
+    expect(replayed.at(-1)?.chunk).toEqual({ type: 'finish', finishReason: 'tool-calls' })
     const asked = await messageOf(first.map(({ chunk }) => chunk))
     const tool = asked?.parts.find(part => part.type === 'dynamic-tool')
     expect(tool).toMatchObject({ toolName: 'write_file', input: NOTE, state: 'approval-requested' })
@@ -162,6 +168,23 @@ describe('the AI SDK UI message stream (useChat) on the real stack', { timeout: 
     const done = await view('chat-approve')
     expect(done.turns.flatMap(turn => turn.content).filter(block => block.type === 'tool_result').map(block => block.isError === true)).toEqual([false])
     expect(model?.requests.filter(recorded => lastUserText(recorded) === APPROVE_PROMPT).length).toBe(2)
+  })
+
+  it('an ask_user question is a data-question part with its answer link; the answer continues the same stream', async () => {
+    let answered: Promise<Response> | undefined
+    const chunks = await collect(await send('chat-ask', [userMessage(ASK_PROMPT)]), chunk => {
+      if (chunk.type !== 'data-question' || answered !== undefined) return
+      const { answerUrl } = chunk.data as { answerUrl: string }
+      const url = new URL(answerUrl)
+      answered = fetch(`${s().gatewayUrl}${url.pathname}${url.search}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ answer: 'blue' }) })
+    })
+    expect((await answered)?.status).toBe(200)
+    const question = chunks.find(({ chunk }) => chunk.type === 'data-question')?.chunk
+    expect(question).toMatchObject({ data: { kind: 'ask_user', question: 'Which color?', options: ['red', 'blue'], callId: expect.any(String) } })
+    const message = await messageOf(chunks.map(({ chunk }) => chunk))
+    expect(message?.parts.find(part => part.type === 'dynamic-tool')).toMatchObject({ toolName: 'ask_user', state: 'output-available' })
+    expect(textOf(message)).toBe('thanks0 thanks1')
+    expect(chunks.at(-1)?.chunk).toEqual({ type: 'finish', finishReason: 'stop' })
   })
 
   it('a tool-approval-response for an approval that is not pending gets 409 approval_not_pending', async () => {
