@@ -72,4 +72,16 @@ describe('graceful shutdown of the services endpoint', () => {
     expect(running.body()).toBe('the step result')
     expect(await endpoint.exited).toBe(0)
   })
+
+  it('flushes the traces\' batch after the drain and before the exit', async () => {
+    const server = http2.createServer()
+    const order: string[] = []
+    let exit: (code: number) => void = () => undefined
+    const exited = new Promise<number>(resolve => { exit = resolve })
+    const drain = { ...createAttemptDrain(), drain: async () => { order.push('drained') } }
+    installGracefulShutdown({ server, drain, graceMs: 1_000, log: () => undefined, flush: async () => { order.push('flushed') }, exit: code => { order.push('exit'); exit(code); return undefined as never } })
+    process.emit('SIGTERM', 'SIGTERM')
+    expect(await exited).toBe(0)
+    expect(order).toEqual(['drained', 'flushed', 'exit'])
+  })
 })
