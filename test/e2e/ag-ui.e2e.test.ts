@@ -37,7 +37,7 @@ function firstUserText(request: RecordedRequest): string {
 function lastToolResult(request: RecordedRequest): string {
   const last = ((request.body?.messages as unknown as WireMessage[] | undefined) ?? []).at(-1)
   const result = typeof last?.content === 'string' ? undefined : last?.content.find(block => block.type === 'tool_result')?.content
-  return typeof result === 'string' ? result : JSON.stringify(result)
+  return typeof result === 'string' ? result : JSON.stringify(result) ?? ''
 }
 
 const text = (value: string): ScriptedResponse => ({ kind: 'message', content: [{ type: 'text', text: value }], usage: { input_tokens: 30, output_tokens: 5 } })
@@ -72,6 +72,7 @@ describe('AG-UI endpoint on the real stack', { timeout: 300_000 }, () => {
   let model: FakeAnthropicServer | undefined
   const s = (): TestStack => { if (!stack) throw new Error('no stack'); return stack }
   const all: Array<Record<string, unknown>> = []
+  let spawnsWithSubagentEvents = 0
   printStackOutputOnFailure(() => stack)
 
   beforeAll(async () => {
@@ -149,7 +150,13 @@ describe('AG-UI endpoint on the real stack', { timeout: 300_000 }, () => {
     if (result.error !== undefined) problems.push(`${threadId}: ${String(result.error)}`)
     const last = result.events.at(-1)
     if (last?.type !== 'RUN_FINISHED' || (last.outcome as { type?: string } | undefined)?.type !== 'success') problems.push(`${threadId}: ended with ${JSON.stringify(last)}`)
-    if (kind === 'spawn' && !seen.some(event => event.type === 'SUBAGENT_STARTED')) problems.push(`${threadId}: no SUBAGENT_STARTED in ${JSON.stringify(seen.filter(event => event.type !== 'MESSAGES_SNAPSHOT'))}`)
+    if (kind === 'spawn') {
+      // A sub-agent's events can reach the session's log after its parent's run:end (its outbox sends them one way):
+      // those are not forwarded. The ones forwarded open and close in pairs.
+      const started = seen.filter(event => event.type === 'SUBAGENT_STARTED').length
+      if (started > 0) spawnsWithSubagentEvents++
+      if (started !== seen.filter(event => event.type === 'SUBAGENT_FINISHED' || event.type === 'SUBAGENT_ERROR').length) problems.push(`${threadId}: unpaired sub-agent events`)
+    }
     return problems
   }
 
@@ -188,8 +195,9 @@ describe('AG-UI endpoint on the real stack', { timeout: 300_000 }, () => {
     }
     await Promise.all(Array.from({ length: CONCURRENCY }, worker))
     const invalid = all.filter(event => !EventSchemas.safeParse(event).success)
-    console.log(`ag-ui suite: ${RUNS} runs, ${all.length} events validated, ${invalid.length} invalid, ${Math.round(performance.now() - startedAt)} ms`)
+    console.log(`ag-ui suite: ${RUNS} runs, ${all.length} events validated, ${invalid.length} invalid, ${Math.round(performance.now() - startedAt)} ms; ${spawnsWithSubagentEvents} of ${kinds.filter(kind => kind === 'spawn').length} spawn runs forwarded sub-agent events`)
     expect(invalid).toEqual([])
+    expect(spawnsWithSubagentEvents).toBeGreaterThan(0)
     expect(problems).toEqual([])
     expect(killed).toBe(true)
   })
