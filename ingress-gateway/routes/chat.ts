@@ -8,7 +8,6 @@ import { errorResponses, querySchema, sessionRouteSchema, type SessionParams } f
 import { streamSlotsOf } from '../stream-slots'
 import { sessionKey } from '../tenancy'
 import { planChat } from './chat-plan'
-import { existingInvocation } from './sessions'
 
 const streamResponse = {
   description: 'An AI SDK UI message stream (SSE, `x-vercel-ai-ui-message-stream: v1`): `data: <chunk JSON>` frames, then `data: [DONE]`.',
@@ -30,7 +29,7 @@ const postSchema = {
 
 const resumeSchema = {
   summary: "Resume a session's chat stream (AI SDK `useChat({ resume: true })`)",
-  description: "The active run's UI message stream from the run's start; 204 when no run is active. A run waiting for an approval replays up to its `tool-approval-request` and ends.",
+  description: "The active run's UI message stream from the run's start; 204 when no run is active (a session this key never ran included). A run waiting for an approval replays up to its `tool-approval-request` and ends.",
   ...sessionRouteSchema,
   querystring: querySchema({}),
   response: { 200: streamResponse, 204: { description: 'No run is active.', type: 'null' }, ...errorResponses },
@@ -38,7 +37,7 @@ const resumeSchema = {
 
 /** The AI SDK UI message stream routes (`useChat`): `POST /v1/sessions/:sessionId/chat` and `GET …/chat/stream`. */
 export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async (app, dependencies) => {
-  const { auth, limits, ingress, timeline } = dependencies
+  const { auth, limits, timeline } = dependencies
   const slots = streamSlotsOf(limits)
   const openStreams = new Set<AbortController>()
   // Streams of a long run outlive any request; without this, closing the app would wait for every client to leave.
@@ -79,8 +78,8 @@ export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async (app, dep
 
   app.get<{ Params: SessionParams }>('/v1/sessions/:sessionId/chat/stream', { onRequest: auth.requireApiKey, schema: resumeSchema }, async (request, reply) => {
     const key = sessionKey(request.tenant, request.params.sessionId)
-    // 404 for a session that never ran (another key's included); 204 when it has no active run.
-    await existingInvocation(ingress, key)
+    // A page resumes on every load, a new chat's too: a session this key never ran (another key's included, which
+    // is the same to this key) has no active run either, 204, so nothing leaks and nothing errs.
     const run = await timeline.latestRun(key)
     if (run === undefined || run.ended) return reply.status(204).send()
     if (request.method === 'HEAD') return reply.status(200).headers(UI_MESSAGE_STREAM_HEADERS).send()

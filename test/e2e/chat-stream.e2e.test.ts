@@ -194,11 +194,13 @@ describe('the AI SDK UI message stream (useChat) on the real stack', { timeout: 
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('approval_not_pending')
   })
 
-  it("another key's session is 404 session_not_found, to resume or to answer", async () => {
+  it("another key's session does not exist for a key: nothing to resume (204), 404 session_not_found to answer", async () => {
     const other = s().apiKeys[1]
-    const resumed = await s().request('/v1/sessions/chat-basic2/chat/stream', { key: other })
-    expect(resumed.status).toBe(404)
-    expect(((await resumed.json()) as { error: { code: string } }).error.code).toBe('session_not_found')
+    const running = await send('chat-other', [userMessage('slow other')])
+    const resumed = await s().request('/v1/sessions/chat-other/chat/stream', { key: other })
+    expect(resumed.status).toBe(204)
+    expect(await transport().reconnectToStream({ chatId: 'never-ran' })).toBeNull()
+    await running.cancel()
     const assistant = { id: 'a1', role: 'assistant', parts: [{ type: 'dynamic-tool', toolName: 'x', toolCallId: 'c1', state: 'approval-responded', input: {}, approval: { id: 'sign_x', approved: true } }] }
     expect((await chatPost('chat-basic2', { messages: [userMessage('x'), assistant] }, other)).status).toBe(404)
     await waitFor(async () => (await view('chat-basic2')).runs.length === 1 || undefined, 5_000, 'no run started by the other key')

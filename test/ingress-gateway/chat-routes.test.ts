@@ -23,9 +23,9 @@ describe('the chat routes against a stand-in Restate', () => {
   beforeAll(async () => {
     restate = await startFakeRestate()
     restate.otherwise(request => {
-      if (request.path.startsWith('/events/') && request.path.endsWith('/read')) return eventLog(request)
+      if (request.path.startsWith('/events/') && request.path.endsWith('/read')) return request.path.includes(keyOf(KEY_B, 'ran')) ? { status: 200, body: { events: [], count: 0 } } : eventLog(request)
       if (request.path === '/event_watch/wait') return new Promise(() => undefined)
-      if (request.path.endsWith('/invocation')) return { status: 200, body: request.path.includes(keyOf(KEY_B, 'ran')) ? null : { invocationId: 'inv_1', status: 'running', startedAt: 1 } }
+      if (request.path.endsWith('/invocation')) return { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } }
       if (request.path.endsWith('/get')) return { status: 200, body: { exists: true, pending: [{ id: 'sign_q', kind: 'ask_user', question: 'q', createdAt: 1 }] } }
       return { status: 404, body: { message: 'no route' } }
     })
@@ -58,10 +58,9 @@ describe('the chat routes against a stand-in Restate', () => {
     expect(restate.requests.filter(request => request.path.startsWith('/resumer/'))).toEqual([])
   })
 
-  it('GET …/chat/stream: 404 for a session this key never ran, 204 when its latest run ended', async () => {
+  it('GET …/chat/stream: 204 when the latest run ended, and for a session this key never ran (a new chat resumes on load too)', async () => {
     const missing = await app.inject({ method: 'GET', url: '/v1/sessions/ran/chat/stream', headers: bearer(KEY_B) })
-    expect(missing.statusCode).toBe(404)
-    expect(missing.json().error.code).toBe('session_not_found')
+    expect(missing.statusCode).toBe(204)
     const idle = await app.inject({ method: 'GET', url: '/v1/sessions/done/chat/stream', headers: bearer(KEY_A) })
     expect(idle.statusCode).toBe(204)
   })
