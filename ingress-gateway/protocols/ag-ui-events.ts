@@ -84,7 +84,9 @@ export class AgUiMapping {
   private isJournaled(item: TimelineItem): boolean {
     const journaled = this.options.journaled
     if (journaled === undefined) return false
-    if (item.type === 'text-delta' || item.type === 'reasoning-delta') return journaled.steps.has(item.step)
+    if (item.type === 'text-delta' || item.type === 'reasoning-delta' || item.type === 'step-start') return journaled.steps.has(item.step)
+    // A journaled step that sends something new (a tool result) is opened, and closed by its end; others stay silent.
+    if (item.type === 'step-end' || item.type === 'step-reset') return journaled.steps.has(item.step) && this.step !== item.step
     if (item.type === 'tool-call') return journaled.calls.has(item.callId)
     if (item.type === 'tool-result') return journaled.results.has(item.callId)
     return false

@@ -105,6 +105,30 @@ describe('AG-UI mapping of a run timeline', () => {
     expect(ofType(events, 'TEXT_MESSAGE_START')[0]).toMatchObject({ role: 'user', messageId: 't9' })
   })
 
+  it('replays a run without what the snapshot holds: journaled steps stay silent unless something new comes', async () => {
+    const items: TimelineItem[] = [
+      { type: 'run-start', runId: R, prompt: 'hi', seq: 1 },
+      { type: 'step-start', runId: R, step: 1 },
+      { type: 'text-delta', runId: R, step: 1, delta: 'old' },
+      { type: 'tool-call', runId: R, step: 1, callId: 'c1', name: 'list_files', input: {} },
+      { type: 'tool-result', runId: R, step: 1, callId: 'c1', name: 'list_files', output: 'a', isError: false },
+      { type: 'step-end', runId: R, step: 1, text: 'old', textTruncated: false },
+      { type: 'step-start', runId: R, step: 2 },
+      { type: 'text-delta', runId: R, step: 2, delta: 'asking' },
+      { type: 'tool-call', runId: R, step: 2, callId: 'c2', name: 'shell', input: {} },
+      { type: 'tool-result', runId: R, step: 2, callId: 'c2', name: 'shell', output: 'b', isError: false },
+      { type: 'step-end', runId: R, step: 2, text: 'asking', textTruncated: false },
+      { type: 'step-start', runId: R, step: 3 },
+      { type: 'text-delta', runId: R, step: 3, delta: 'new' },
+      { type: 'step-end', runId: R, step: 3, text: 'new', textTruncated: false },
+      { type: 'run-end', runId: R, status: 'completed', text: 'new', seq: 9 },
+    ]
+    const events = mapAll(items, { timelineRunId: R, journaled: { steps: new Set([1, 2]), calls: new Set(['c1', 'c2']), results: new Set(['c1']) } })
+    await expectValid(events)
+    expect(types(events)).toEqual(['RUN_STARTED', 'STEP_STARTED', 'TOOL_CALL_RESULT', 'STEP_FINISHED', 'STEP_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'STEP_FINISHED', 'RUN_FINISHED'])
+    expect(ofType(events, 'TOOL_CALL_RESULT')[0]).toMatchObject({ toolCallId: 'c2' })
+  })
+
   it('locks on the run-start of its prompt, and maps failed and cancelled ends', async () => {
     const other: TimelineItem[] = [{ type: 'run-start', runId: 'other', prompt: 'not mine', seq: 1 }, { type: 'step-start', runId: 'other', step: 1 }, { type: 'run-end', runId: 'other', status: 'completed', text: '', seq: 2 }]
     const failed = mapAll([...other, { type: 'run-start', runId: R, prompt: 'mine', seq: 3 }, { type: 'step-start', runId: R, step: 1 }, { type: 'run-end', runId: R, status: 'failed', text: '', error: 'boom', seq: 4 }], { prompt: 'mine' })
