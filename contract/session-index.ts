@@ -22,7 +22,10 @@ export interface SessionIndexEntry {
   seq: number
   /** `running` from a run's start; the session's status (`completed`, `failed`, `cancelled`, …) from its end. */
   status: string
-  /** Last activity: durable time (ms) of the run's start or end, or of a question listed. */
+  /**
+   * Last activity: durable time (ms) of the run's start or end, or of a question listed; raised to the newest the index
+   * already listed when sends arrive out of order (by a few ms), so the list's order and its times agree.
+   */
   lastActivityAt: number
   createdAt: number
   turns: number
@@ -66,8 +69,11 @@ export interface SessionIndexPage {
 /** Input of `session_index/<tenant>/remove` (exclusive): drops the session's entry (its deletion). */
 export interface SessionIndexRemoveRequest { id: string }
 
-/** Input of the internal `expire` (exclusive, sent to itself with the retention's delay). */
-export interface SessionIndexExpireRequest { id: string; seq: number }
+/**
+ * Input of the internal `expire` (exclusive, sent to itself with the retention's delay): the entry's position when it
+ * was sent, and the activity's own durable time (the session's erase checks no run started after it).
+ */
+export interface SessionIndexExpireRequest { id: string; seq: number; idleSince?: number }
 
 /**
  * The index's directory: the next position to give, and its pages, oldest first, each as `[first position, entries]`.
@@ -76,6 +82,8 @@ export interface SessionIndexExpireRequest { id: string; seq: number }
 export interface SessionIndexDirectory {
   next: number
   pages: [number, number][]
+  /** The newest `lastActivityAt` the index gave. */
+  latest?: number
 }
 
 /**

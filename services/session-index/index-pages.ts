@@ -142,7 +142,8 @@ async function openChange(state: IndexState): Promise<Change> {
 
 /**
  * Applies `update` to session `update.id`'s entry (created when missing): with `lastActivityAt` it moves to the head
- * with a new position, without it changes in place. Returns the entry as it now is.
+ * with a new position (and a time at least the newest listed, so order and times agree), without it changes in place.
+ * Returns the entry as it now is.
  */
 export async function updateEntry(state: IndexState, update: SessionIndexUpdate): Promise<SessionIndexEntry> {
   const change = await openChange(state)
@@ -154,6 +155,8 @@ export async function updateEntry(state: IndexState, update: SessionIndexUpdate)
   const fields = Object.fromEntries(Object.entries(update).filter(([, value]) => value !== undefined)) as SessionIndexUpdate
   const entry: SessionIndexEntry = { ...base, ...fields, seq: base.seq }
   if (moves) {
+    entry.lastActivityAt = Math.max(at, change.directory.latest ?? 0)
+    change.directory.latest = entry.lastActivityAt
     entry.seq = change.directory.next++
     await change.append(entry)
     state.set(positionKey(update.id), entry.seq)

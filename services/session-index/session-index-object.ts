@@ -23,7 +23,7 @@ function contextState(ctx: restate.ObjectContext): IndexState {
 async function update(ctx: restate.ObjectContext, request: SessionIndexUpdate, options: SessionIndexOptions): Promise<void> {
   const entry = await updateEntry(contextState(ctx), request)
   if (options.retentionMs === undefined || request.lastActivityAt === undefined || entry.status === 'running') return
-  ctx.sendClient(sessionIndexInterface, ctx.key).expire({ id: entry.id, seq: entry.seq }, restate.rpc.sendOpts({ delay: options.retentionMs }))
+  ctx.sendClient(sessionIndexInterface, ctx.key).expire({ id: entry.id, seq: entry.seq, idleSince: request.lastActivityAt }, restate.rpc.sendOpts({ delay: options.retentionMs }))
 }
 
 /**
@@ -33,7 +33,7 @@ async function update(ctx: restate.ObjectContext, request: SessionIndexUpdate, o
 async function expire(ctx: restate.ObjectContext, request: SessionIndexExpireRequest): Promise<void> {
   const entry = await readEntry(contextState(ctx), request.id)
   if (entry?.seq !== request.seq || entry.status === 'running') return
-  ctx.sendClient(sessionInterface, sessionKeyOf(ctx.key, request.id)).erase({ idleSince: entry.lastActivityAt })
+  ctx.sendClient(sessionInterface, sessionKeyOf(ctx.key, request.id)).erase({ idleSince: request.idleSince ?? entry.lastActivityAt })
 }
 
 /** Most entries one `list` returns. */

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -52,10 +53,11 @@ describe('a hostile tenant against the file tools, on the real stack with the sa
     return body.text
   }
   const workspaceOf = async (session: string): Promise<string> => {
+    // Workspaces are `<root>/<tenant>/<session id>`: the tenant folder that holds this session's.
     const root = join(s().dataDir, 'workspaces')
-    const name = (await readdir(root)).find(entry => entry.endsWith(`_7e${session.replaceAll('-', '-')}`))
-    if (name === undefined) throw new Error(`no workspace for ${session}`)
-    return join(root, name)
+    const tenant = (await readdir(root)).find(entry => existsSync(join(root, entry, session)))
+    if (tenant === undefined) throw new Error(`no workspace for ${session}`)
+    return join(root, tenant, session)
   }
   const servicesPid = (): number | undefined => s().services().current()?.pid
 

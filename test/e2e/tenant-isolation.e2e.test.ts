@@ -1,6 +1,7 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { tenantOf } from '../../ingress-gateway/tenancy'
 import { printStackOutputOnFailure, startTestStack } from '../helpers/stack'
 import type { TestStack } from '../helpers/stack'
 
@@ -35,7 +36,7 @@ describe('two tenants on one stack, shell in the sandbox', () => {
     const servicesPort = /127\.0\.0\.1:(\d+)/.exec(deployments)?.[1]
     const ports = [new URL(s().ingressUrl).port, new URL(s().adminUrl).port, servicesPort, new URL(s().gatewayUrl).port]
     expect(ports.every(port => port !== undefined && port !== '')).toBe(true)
-    const workspaceOfA = join(dataDir(), 'workspaces', (await readdir(join(dataDir(), 'workspaces'))).find(name => name.endsWith('iso-a')) ?? 'missing')
+    const workspaceOfA = join(dataDir(), 'workspaces', tenantOf(s().apiKeys[0]), 'iso-a')
     expect(await readFile(join(workspaceOfA, 'secret.txt'), 'utf8')).toBe('tenant-a-private-content')
     const servicesPid = s().services().current()?.pid
     const probes: Array<[string, string]> = [

@@ -95,7 +95,8 @@ describe('the session index pages', () => {
           const id = alive[op.pick % Math.max(1, alive.length)]
           if (id === undefined) continue
           if (op.kind !== 'patch') moved.add(id)
-          if (op.kind === 'touch') await updateEntry(state, { id, status: 'running', lastActivityAt: ++clock })
+          // Sends may arrive out of order: a time a little older than the newest listed.
+          if (op.kind === 'touch') await updateEntry(state, { id, status: 'running', lastActivityAt: ++clock - (op.pick % 5) })
           else if (op.kind === 'patch') await updateEntry(state, { id, pending: op.pick % 3 })
           else { await removeEntry(state, id); alive.splice(alive.indexOf(id), 1) }
         }
@@ -104,6 +105,7 @@ describe('the session index pages', () => {
       // Never a repeat, and the walk goes from newer to older positions.
       expect(new Set(ids).size).toBe(ids.length)
       for (let index = 1; index < seen.length; index++) expect((seen[index]?.seq ?? 0)).toBeLessThan(seen[index - 1]?.seq ?? Infinity)
+      for (let index = 1; index < seen.length; index++) expect((seen[index]?.lastActivityAt ?? 0)).toBeLessThanOrEqual(seen[index - 1]?.lastActivityAt ?? Infinity)
       // Every session there at the start that was neither moved (new activity) nor removed is listed, patched or not.
       for (const id of atStart) if (!moved.has(id)) expect(ids).toContain(id)
       // Sessions created or moved during the walk are above its first page: a new walk from the head finds them.
