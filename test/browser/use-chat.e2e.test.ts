@@ -20,10 +20,13 @@ import { readUiMessageStream } from './ui-message-reader'
  */
 
 const MODEL_KEY = 'sk-ant-browser'
+/** Prompts the model answers with a shell call (each waits for approval) writing this line to the ledger. */
+const SHELL_PROMPTS: Record<string, string> = { 'approve me': 'approved', 'deny me': 'denied', 'approve after a reload': 'reloaded' }
 
 interface View {
   status: string
-  runs: Array<{ id: string; status: string; text?: string }>
+  /** Top-level runs and sub-agents' (these with a `label`). */
+  runs: Array<{ id: string; status: string; text?: string; label?: string }>
   turns: Array<{ role: string; content: Array<{ type: string; text?: string }> }>
 }
 
@@ -61,7 +64,10 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
       // The attempt the kill cuts off and the one after it stream different words: the page must drop the first's.
       if (prompt === 'crash me') return streamedWords(150, 30, requestsFor('crash me').length > 1 ? 'again' : 'word')
       if (prompt === 'stop me') return streamedWords(600, 50)
-      if (prompt === 'approve me') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'shell', input: { command: `echo approved >> ${ledger()}` } }] } : text('the command ran')
+      const shellLine = SHELL_PROMPTS[prompt]
+      if (shellLine !== undefined) return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'shell', input: { command: `echo ${shellLine} >> ${ledger()}` } }] } : text(`after the call: ${prompt}`)
+      if (prompt === 'spawn a child') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'spawn', input: { task: 'child task' } }] } : text('the child is done')
+      if (prompt === 'child task') return streamedWords(20, 30, 'child')
       if (prompt === 'ask me') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'ask_user', input: { question: 'Which region?' } }] } : text(`noted: ${answerIn(request)}`)
       return text('ok')
     })
@@ -86,11 +92,11 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     const response = await s().request(`/v1/sessions/${sessionId}`)
     return response.status === 200 ? ((await response.json()) as View) : undefined
   }
-  /** The session once its latest run has ended (its record says so). */
+  /** The session once its latest top-level run has ended (its record says so), with only its top-level runs. */
   const ended = (sessionId: string): Promise<View> => waitFor(async () => {
     const current = await view(sessionId)
-    const run = current?.runs.at(-1)
-    return run !== undefined && run.status !== 'running' ? current : undefined
+    const runs = current?.runs.filter(run => run.label === undefined) ?? []
+    return current !== undefined && runs.at(-1)?.status !== undefined && runs.at(-1)?.status !== 'running' ? { ...current, runs } : undefined
   }, 90_000, `the run of ${sessionId} to end`)
   /** The journaled text of the run's last assistant turn, byte for byte. */
   const journaledText = (session: View): string => {
@@ -98,6 +104,7 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     return (turn?.content ?? []).map(block => (block.type === 'text' ? block.text ?? '' : '')).join('')
   }
   const requestsFor = (prompt: string): RecordedRequest[] => m().requests.filter(request => lastUserText(request) === prompt)
+  const ledgerLines = (line: string): number => (existsSync(ledger()) ? readFileSync(ledger(), 'utf8').split('\n').filter(entry => entry === line).length : 0)
 
   it('shows the streamed text before the turn ends (first model token → screen is logged)', async () => {
     const page = await open('first-token')
@@ -155,7 +162,7 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     const session = await ended('crash')
     expect(session.runs.at(-1)?.status).toBe('completed')
     expect(requestsFor('crash me').length).toBeGreaterThanOrEqual(2)
-    await expect.poll(() => assistantText(page), { timeout: 30_000 }).toBe(journaledText(session))
+    await expect.poll(() => assistantText(page), { timeout: 30_000, message: JSON.stringify(session.turns) }).toBe(journaledText(session))
     await expect.poll(() => chatStatus(page)).toBe('ready')
     await Promise.race([observer.ended, new Promise(resolve => setTimeout(resolve, 10_000))])
     observer.close()
@@ -185,6 +192,11 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     const types = observer.chunks.map(received => received.chunk.type)
     expect(types).toContain('abort')
     expect(types.at(-1)).toBe('abort')
+    expect(observer.done()).toBe(true)
+    // The page chats on: the next prompt starts a run of its own.
+    await sendPrompt(page, 'after the stop')
+    await waitForAssistantText(page, shown => shown === 'ok', 'the next run\'s text')
+    expect((await ended('stop')).runs.map(run => run.status)).toEqual(['cancelled', 'completed'])
     await page.close()
   })
 
@@ -194,15 +206,55 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     const approve = page.getByTestId('approve')
     await approve.waitFor({ timeout: 30_000 })
     expect(await page.getByTestId('tool').first().getAttribute('data-state')).toBe('approval-requested')
-    expect(existsSync(ledger())).toBe(false)
+    expect(ledgerLines('approved')).toBe(0)
     await approve.click()
     const session = await ended('approve')
-    expect(session.runs.at(-1)).toMatchObject({ status: 'completed', text: 'the command ran' })
-    await expect.poll(() => assistantText(page), { timeout: 15_000 }).toContain('the command ran')
+    expect(session.runs.at(-1)).toMatchObject({ status: 'completed', text: 'after the call: approve me' })
+    await expect.poll(() => assistantText(page), { timeout: 15_000 }).toContain('after the call: approve me')
     await expect.poll(() => page.getByTestId('tool').first().getAttribute('data-state'), { timeout: 15_000 }).toBe('output-available')
     await new Promise(resolve => setTimeout(resolve, 1_000))
-    expect(readFileSync(ledger(), 'utf8')).toBe('approved\n')
+    expect(ledgerLines('approved')).toBe(1)
     expect(requestsFor('approve me').map(turnOf)).toEqual([0, 1])
+    await page.close()
+  })
+
+  it('a denied approval: the tool never runs, the run goes on', async () => {
+    const page = await open('deny')
+    await sendPrompt(page, 'deny me')
+    await page.getByTestId('deny').waitFor({ timeout: 30_000 })
+    await page.getByTestId('deny').click()
+    const session = await ended('deny')
+    expect(session.runs.at(-1)).toMatchObject({ status: 'completed', text: 'after the call: deny me' })
+    await expect.poll(() => assistantText(page), { timeout: 15_000 }).toContain('after the call: deny me')
+    const state = await page.getByTestId('tool').first().getAttribute('data-state')
+    expect(['output-denied', 'output-error']).toContain(state)
+    expect(ledgerLines('denied')).toBe(0)
+    await page.close()
+  })
+
+  it('a reload while an approval waits shows it again, and approving after the reload runs the tool once', async () => {
+    const page = await open('approve-reload')
+    await sendPrompt(page, 'approve after a reload')
+    await page.getByTestId('approve').waitFor({ timeout: 30_000 })
+    await page.reload()
+    await page.getByTestId('approve').waitFor({ timeout: 30_000 })
+    await page.getByTestId('approve').click()
+    const session = await ended('approve-reload')
+    expect(session.runs.at(-1)).toMatchObject({ status: 'completed', text: 'after the call: approve after a reload' })
+    await expect.poll(() => assistantText(page), { timeout: 15_000 }).toContain('after the call: approve after a reload')
+    await expect.poll(() => page.getByTestId('tool').first().getAttribute('data-state'), { timeout: 15_000 }).toBe('output-available')
+    expect(ledgerLines('reloaded')).toBe(1)
+    await page.close()
+  })
+
+  it('a sub-agent shows as a data-subagent part, to its end', async () => {
+    const page = await open('spawn')
+    await sendPrompt(page, 'spawn a child')
+    const session = await ended('spawn')
+    expect(session.runs.at(-1)).toMatchObject({ status: 'completed', text: 'the child is done' })
+    await expect.poll(() => assistantText(page), { timeout: 15_000 }).toContain('the child is done')
+    const subagent = JSON.parse((await page.getByTestId('subagent').first().textContent()) ?? '{}') as { task?: string; status?: string }
+    expect(subagent).toMatchObject({ task: 'child task', status: 'completed' })
     await page.close()
   })
 
