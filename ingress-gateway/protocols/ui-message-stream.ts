@@ -30,9 +30,6 @@ export type ResumePoint = { toolResults: ReadonlySet<string> } | { steerText: st
 /** How much of a steering message's start identifies it among the steer items (their text may be cut or joined). */
 const STEER_MATCH_CHARS = 200
 
-/** The text or reasoning part a step has open, and the text it spelled since the step began (or was reset). */
-interface OpenPart { id: string; spelled: string }
-
 /**
  * Maps the {@link TimelineItem}s of one top-level run to AI SDK `UIMessageChunk`s (`useChat`'s UI message stream
  * protocol v1): a pure, synchronous state machine the route feeds. {@link start} gives the opening chunks; each
@@ -43,8 +40,9 @@ export class UiMessageStreamMapper {
   private finished = false
   /** The step this stream opened (`start-step` sent), if one is open. */
   private step: number | undefined
-  private text: OpenPart | undefined
-  private reasoning: OpenPart | undefined
+  /** The id of the step's open text part, and of its open reasoning part. */
+  private text: string | undefined
+  private reasoning: string | undefined
   /** Whether this stream saw the open step's `step-start` (else it joined the step midway and lacks its start). */
   private stepFromStart = false
   /** How many text and reasoning parts the open step has had (the ids of later ones get a suffix). */
@@ -109,10 +107,12 @@ export class UiMessageStreamMapper {
     this.resumeAt = undefined
     let chunks: UIMessageChunk[]
     if ('steerText' in point && item.type === 'steer') {
-      // The new message starts after the steer: nothing of the replayed state is the client's to close.
+      // The new message starts after the steer: nothing of the replayed state is the client's to close, and a question
+      // held from before it was answered before the run could take the steering message (a run takes it at a turn start).
       this.text = undefined
       this.reasoning = undefined
       this.step = undefined
+      this.heldQuestions.length = 0
       chunks = []
     } else {
       chunks = this.mapOwn(item)
@@ -160,12 +160,11 @@ export class UiMessageStreamMapper {
     const chunks = [...this.ensureStep(step)]
     if (this.reasoning !== undefined) chunks.push(...this.closeReasoning())
     if (this.text === undefined) {
-      this.text = { id: this.partId('text'), spelled: '' }
-      chunks.push({ type: 'text-start', id: this.text.id })
+      this.text = this.partId('text')
+      chunks.push({ type: 'text-start', id: this.text })
     }
-    this.text.spelled += delta
     this.stepText += delta
-    chunks.push({ type: 'text-delta', id: this.text.id, delta })
+    chunks.push({ type: 'text-delta', id: this.text, delta })
     return chunks
   }
 
@@ -173,11 +172,10 @@ export class UiMessageStreamMapper {
     const chunks = [...this.ensureStep(step)]
     if (this.text !== undefined) chunks.push(...this.closeText())
     if (this.reasoning === undefined) {
-      this.reasoning = { id: this.partId('reasoning'), spelled: '' }
-      chunks.push({ type: 'reasoning-start', id: this.reasoning.id })
+      this.reasoning = this.partId('reasoning')
+      chunks.push({ type: 'reasoning-start', id: this.reasoning })
     }
-    this.reasoning.spelled += delta
-    chunks.push({ type: 'reasoning-delta', id: this.reasoning.id, delta })
+    chunks.push({ type: 'reasoning-delta', id: this.reasoning, delta })
     return chunks
   }
 
@@ -263,15 +261,15 @@ export class UiMessageStreamMapper {
   }
 
   private closeText(): UIMessageChunk[] {
-    if (this.text === undefined) return []
-    const { id } = this.text
+    const id = this.text
+    if (id === undefined) return []
     this.text = undefined
     return [{ type: 'text-end', id }]
   }
 
   private closeReasoning(): UIMessageChunk[] {
-    if (this.reasoning === undefined) return []
-    const { id } = this.reasoning
+    const id = this.reasoning
+    if (id === undefined) return []
     this.reasoning = undefined
     return [{ type: 'reasoning-end', id }]
   }

@@ -192,4 +192,11 @@ describe('the AI SDK UI message stream of a run', () => {
     expect(types(chunks).slice(0, 3)).toEqual(['start', 'start-step', 'text-start'])
     expect(textOf(await messageOf(chunks))).toBe('ok, b too')
   })
+
+  it('a steering stream drops the questions of the run before the steer (they belong to the earlier message)', async () => {
+    const chunks = await chunksOf([runStart, step(1), toolCall(1, 'c1'), question({ id: 'awk_1', kind: 'approval', callId: 'c1' }), toolResult(1, 'c1', 'ok'), stepEnd(1, ''),
+      { type: 'steer', runId: RUN, turnId: 't2', text: 'also b' }, step(2), text(2, 'b'), stepEnd(2, 'b'), runEnd('completed')], { messageId: 'm2', resumeAt: { steerText: 'also b' } })
+    expect(types(chunks)).not.toContain('tool-approval-request')
+    expect(textOf(await messageOf(chunks))).toBe('b')
+  })
 })
