@@ -46,7 +46,7 @@ export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async (app, dep
   })
 
   /** Takes a stream slot, runs `prepare`, then streams what it returned; frees the slot however it ends. */
-  const stream = async (request: FastifyRequest, reply: FastifyReply, prepare: () => Promise<{ after: number; target: UiStreamTarget } | undefined>): Promise<FastifyReply | undefined> => {
+  const stream = async (request: FastifyRequest, reply: FastifyReply, prepare: () => Promise<{ after: number; target: UiStreamTarget }>): Promise<void> => {
     const release = slots.take(request.tenant)
     // Watched from the start: a client that leaves while its request is prepared gets no stream (the run goes on).
     const client = watchClient(reply)
@@ -54,9 +54,8 @@ export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async (app, dep
     openStreams.add(shutdown)
     try {
       const plan = await prepare()
-      if (plan === undefined) return await reply.status(204).send()
       reply.hijack()
-      if (client.signal.aborted) return undefined
+      if (client.signal.aborted) return
       const done = new AbortController()
       const signal = AbortSignal.any([client.signal, shutdown.signal, done.signal])
       reply.raw.writeHead(200, UI_MESSAGE_STREAM_HEADERS)
@@ -65,7 +64,6 @@ export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async (app, dep
       } finally {
         done.abort()
       }
-      return undefined
     } finally {
       openStreams.delete(shutdown)
       client.dispose()
