@@ -73,6 +73,7 @@ describe('AG-UI endpoint on the real stack', { timeout: 300_000 }, () => {
   const s = (): TestStack => { if (!stack) throw new Error('no stack'); return stack }
   const all: Array<Record<string, unknown>> = []
   let spawnsWithSubagentEvents = 0
+  let steeredRuns = 0
   printStackOutputOnFailure(() => stack)
 
   beforeAll(async () => {
@@ -150,6 +151,12 @@ describe('AG-UI endpoint on the real stack', { timeout: 300_000 }, () => {
     if (result.error !== undefined) problems.push(`${threadId}: ${String(result.error)}`)
     const last = result.events.at(-1)
     if (last?.type !== 'RUN_FINISHED' || (last.outcome as { type?: string } | undefined)?.type !== 'success') problems.push(`${threadId}: ended with ${JSON.stringify(last)}`)
+    // Across the AG-UI runs of one client (a run, its continuations after answers), each call and each result once.
+    for (const type of ['TOOL_CALL_START', 'TOOL_CALL_RESULT']) {
+      const ids = seen.filter(event => event.type === type).map(event => String(event.toolCallId))
+      if (new Set(ids).size !== ids.length) problems.push(`${threadId}: ${type} sent twice: ${ids.join(', ')}`)
+    }
+    if (kind === 'steer' && seen.some(event => event.type === 'TEXT_MESSAGE_CONTENT' && String(event.delta).includes('steered'))) steeredRuns++
     if (kind === 'spawn') {
       // A sub-agent's events can reach the session's log after its parent's run:end (its outbox sends them one way):
       // those are not forwarded. The ones forwarded open and close in pairs.
@@ -162,8 +169,14 @@ describe('AG-UI endpoint on the real stack', { timeout: 300_000 }, () => {
 
   /** Sends a steering message once the run of `threadId` streams text: a second client, `forwardedProps.mode: "steer"`. */
   const steerWhenStreaming = async (threadId: string, index: number): Promise<string[]> => {
-    // The run's first step streams for about 1.5 s: steer while it does.
-    await new Promise(resolve => setTimeout(resolve, 400))
+    // The run's first step streams for about 1.5 s once it started: steer while it does.
+    for (let tries = 0; tries < 200; tries++) {
+      const view = await s().request(`/v1/sessions/${threadId}`)
+      const runs = view.status === 200 ? ((await view.json()) as { runs: Array<{ status: string }> }).runs : []
+      if (runs.at(-1)?.status === 'running') break
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+    await new Promise(resolve => setTimeout(resolve, 200))
     const refused = await post({ threadId, runId: `refused-${index}`, messages: [{ id: 'x', role: 'user', content: 'steering too' }] })
     const body = await refused.text()
     const agent = newAgent(threadId)
@@ -195,9 +208,10 @@ describe('AG-UI endpoint on the real stack', { timeout: 300_000 }, () => {
     }
     await Promise.all(Array.from({ length: CONCURRENCY }, worker))
     const invalid = all.filter(event => !EventSchemas.safeParse(event).success)
-    console.log(`ag-ui suite: ${RUNS} runs, ${all.length} events validated, ${invalid.length} invalid, ${Math.round(performance.now() - startedAt)} ms; ${spawnsWithSubagentEvents} of ${kinds.filter(kind => kind === 'spawn').length} spawn runs forwarded sub-agent events`)
+    console.log(`ag-ui suite: ${RUNS} runs, ${all.length} events validated, ${invalid.length} invalid, ${Math.round(performance.now() - startedAt)} ms; ${spawnsWithSubagentEvents} of ${kinds.filter(kind => kind === 'spawn').length} spawn runs forwarded sub-agent events, ${steeredRuns} of ${kinds.filter(kind => kind === 'steer').length} steered runs answered the steering`)
     expect(invalid).toEqual([])
     expect(spawnsWithSubagentEvents).toBeGreaterThan(0)
+    expect(steeredRuns).toBeGreaterThan(0)
     expect(problems).toEqual([])
     expect(killed).toBe(true)
   })
