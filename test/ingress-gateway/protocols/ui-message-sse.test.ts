@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { ServerResponse } from 'node:http'
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { TimelineItem } from '../../../ingress-gateway/protocols/timeline-items'
 import { DONE_FRAME, pipeUiMessageStream } from '../../../ingress-gateway/protocols/ui-message-sse'
 
@@ -87,5 +87,25 @@ describe('the UI message stream on the wire', () => {
     expect(await pipeUiMessageStream(response as unknown as ServerResponse, endless(), { runId: 'r1' }, left.signal)).toBe(false)
     expect(response.frames).not.toContain(DONE_FRAME)
     expect(response.ended).toBe(true)
+  })
+
+  it('sends a keep-alive comment every 15 s while the run is quiet', async () => {
+    vi.useFakeTimers()
+    try {
+      const response = new FakeResponse()
+      let release = (): void => undefined
+      async function* quiet(): AsyncGenerator<TimelineItem> {
+        yield { type: 'run-start', runId: 'r1', prompt: 'hi', seq: 1 }
+        await new Promise<void>(resolve => { release = resolve })
+        yield { type: 'run-end', runId: 'r1', status: 'completed', text: '', seq: 2 }
+      }
+      const piped = pipeUiMessageStream(response as unknown as ServerResponse, quiet(), { runId: 'r1' }, new AbortController().signal)
+      await vi.advanceTimersByTimeAsync(31_000)
+      expect(response.frames.filter(frame => frame === ': keep-alive\n\n')).toHaveLength(2)
+      release()
+      expect(await piped).toBe(true)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
