@@ -2,6 +2,7 @@ import { EventType, type Event as AgUiEvent, type Interrupt, type RunFinishedOut
 import { interruptOf } from './ag-ui-interrupts'
 import type { RunEndItem, RunTotals, TimelineItem } from './timeline-items'
 
+/** Any AG-UI event (`@ag-ui/core`'s `Event`). */
 export type { AgUiEvent }
 
 /** Which AG-UI run a mapping produces, and which timeline run it follows. */
@@ -74,7 +75,7 @@ export class AgUiMapping {
     if (this.ended) return []
     if (item.type === 'source-error') return [{ type: EventType.CUSTOM, name: 'zidane.source-error', value: { code: item.code, message: item.message } }]
     if (item.type === 'run-start') {
-      if (this.timelineRunId === undefined && (this.options.prompt === undefined || item.prompt === this.options.prompt)) this.timelineRunId = item.runId
+      if (this.timelineRunId === undefined && (this.options.prompt === undefined || samePrompt(item.prompt, this.options.prompt))) this.timelineRunId = item.runId
       return []
     }
     if (item.runId !== this.timelineRunId || this.isJournaled(item)) return []
@@ -242,6 +243,11 @@ export class AgUiMapping {
     this.children.clear()
     return closing
   }
+}
+
+/** Whether a `run-start`'s prompt is `prompt`: the event log cuts a long one (then ending with `…`). */
+function samePrompt(logged: string, prompt: string): boolean {
+  return logged === prompt || (logged.endsWith('…') && prompt.length >= logged.length && prompt.startsWith(logged.slice(0, -1)))
 }
 
 /** `RUN_STARTED` of an AG-UI run on thread `threadId` (the session id). */
