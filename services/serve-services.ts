@@ -7,6 +7,7 @@ import type { ServicesConfig } from './config'
 import { createAttemptDrain } from './drain/attempt-drain'
 import { installGracefulShutdown } from './drain/graceful-shutdown'
 import { loadShutdownConfig } from './drain/shutdown-config'
+import { logLevelFrom, restateLogger } from './restate-logger'
 import { loadLiveConfig } from './live/live-config'
 import type { ReplicaRegistration } from './live/replica-registration'
 import { startLiveServer } from './live/start-live-server'
@@ -15,8 +16,8 @@ import { startLiveServer } from './live/start-live-server'
  * Serves the services `createServices(config, options)` builds on one HTTP/2 endpoint (bidirectional streaming);
  * verifies Restate request signatures when keys are configured. At start-up it stops the shell commands a killed
  * earlier process left running, and records its own. On SIGTERM/SIGINT it drains: running steps finish within the
- * grace, then it exits, and Restate continues the runs in the next process. The live and shutdown settings come from
- * `options.env`.
+ * grace, then it exits, and Restate continues the runs in the next process. The live, shutdown and log settings come
+ * from `options.env`.
  */
 export async function serveServices(config: ServicesConfig, options: Omit<ServicesOptions, 'liveToken'>): Promise<void> {
   const shutdown = loadShutdownConfig(config.workspaceRoot, options.env)
@@ -27,7 +28,8 @@ export async function serveServices(config: ServicesConfig, options: Omit<Servic
   const services = createServices(config, { ...options, liveToken: live.token })
   const drain = createAttemptDrain()
   // Only the HTTP/2 handler (createEndpointHandler builds an HTTP/1 one too, and each logs its signing keys).
-  const endpoint = restate.endpoint().defaultServiceOptions({ hooks: [drain.hooks] })
+  // The SDK's lines at `LOG_LEVEL` (`RESTATE_LOGGING`, the SDK's own variable, wins for them when set).
+  const endpoint = restate.endpoint().defaultServiceOptions({ hooks: [drain.hooks] }).setLogger(restateLogger(logLevelFrom(options.env.RESTATE_LOGGING || options.env.LOG_LEVEL)))
   for (const definition of services.definitions) endpoint.bind(definition)
   const handler = (config.identityKeys.length > 0 ? endpoint.withIdentityV1(...config.identityKeys) : endpoint).http2Handler()
   const server = http2.createServer(drain.handler(handler))

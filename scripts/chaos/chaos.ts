@@ -93,6 +93,8 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     ANTHROPIC_API_KEY: model.apiKey, ANTHROPIC_BASE_URL: model.url, ZIDANE_MODEL: 'claude-chaos',
     // The unsafe call's side effect goes to a ledger outside the workspace: no sandbox (one tenant).
     ZIDANE_SANDBOX: 'off', LOG_LEVEL: 'warn',
+    // The checks read the services' "Replaying invocation." lines (the SDK's, at info) to see each run's new attempts.
+    RESTATE_LOGGING: 'info',
     GATEWAY_RATE_PER_SECOND: '10000', GATEWAY_RATE_BURST: '10000', GATEWAY_MAX_CONCURRENT_RUNS: '10000',
     // Snapshots (and log trimming) happen during the run, not only after hours.
     RESTATE_WORKER__SNAPSHOTS__SNAPSHOT_INTERVAL_NUM_RECORDS: '100',

@@ -1,6 +1,6 @@
 /** Variables of the host environment the services process may see: what Node, the model provider, OpenTelemetry and zidane read. */
 const SERVICES_PREFIXES = ['ZIDANE_', 'ANTHROPIC_', 'SERVICES_', 'NODE_', 'LC_', 'OTEL_']
-const SERVICES_NAMES = ['PATH', 'HOME', 'LANG', 'TERM', 'TZ', 'TMPDIR', 'USER', 'RESTATE_IDENTITY_KEYS', 'RESTATE_LOGGING', 'ZIDANE_LIVE_PORT', 'ZIDANE_LIVE_TOKEN']
+const SERVICES_NAMES = ['PATH', 'HOME', 'LANG', 'TERM', 'TZ', 'TMPDIR', 'USER', 'RESTATE_IDENTITY_KEYS', 'RESTATE_LOGGING', 'LOG_LEVEL', 'ZIDANE_LIVE_PORT', 'ZIDANE_LIVE_TOKEN']
 
 function listFrom(value: string | undefined): string[] {
   return (value ?? '').split(',').map(item => item.trim()).filter(Boolean)
