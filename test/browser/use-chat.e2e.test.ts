@@ -68,6 +68,8 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
       if (shellLine !== undefined) return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'shell', input: { command: `echo ${shellLine} >> ${ledger()}` } }] } : text(`after the call: ${prompt}`)
       if (prompt === 'spawn a child') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'spawn', input: { task: 'child task' } }] } : text('the child is done')
       if (prompt === 'child task') return streamedWords(20, 30, 'child')
+      if (prompt === 'talk for a while') return streamedWords(200, 20)
+      if (prompt === 'and mind this') return text('minded')
       if (prompt === 'ask me') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'ask_user', input: { question: 'Which region?' } }] } : text(`noted: ${answerIn(request)}`)
       return text('ok')
     })
@@ -269,6 +271,23 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     expect(session.runs.at(-1)).toMatchObject({ status: 'completed', text: 'noted: eu-west' })
     await expect.poll(() => assistantText(page), { timeout: 15_000 }).toContain('noted: eu-west')
     await page.close()
+  })
+
+  it('a second tab joins the run, and a message sent there while it streams reaches the model', async () => {
+    const first = await open('two-tabs')
+    await sendPrompt(first, 'talk for a while')
+    await waitForAssistantText(first, shown => shown.includes('word20'), 'word20')
+    const second = await open('two-tabs')
+    await waitForAssistantText(second, shown => shown.includes('word0 word1'), 'the run so far in the second tab')
+    await sendPrompt(second, 'and mind this')
+    await waitForAssistantText(second, shown => shown.includes('minded'), 'the answer to the message', 60_000)
+    const session = await ended('two-tabs')
+    expect(requestsFor('and mind this')).toHaveLength(1)
+    expect(session.runs.every(run => run.status === 'completed')).toBe(true)
+    // The first tab's run went on to its end, whatever the second tab sent.
+    await expect.poll(() => assistantText(first), { timeout: 15_000 }).toContain('word199')
+    await first.close()
+    await second.close()
   })
 
   it('logged no error in the browser console over the whole file', () => {
