@@ -260,9 +260,11 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     await page.close()
   })
 
-  it('a question shown in the page is answered there through its answer link', async () => {
+  it('a question shown in the page, again after a reload, is answered there through its answer link', async () => {
     const page = await open('ask')
     await sendPrompt(page, 'ask me')
+    await page.getByTestId('question').waitFor({ timeout: 30_000 })
+    await page.reload()
     await page.getByTestId('question').waitFor({ timeout: 30_000 })
     expect(await page.getByTestId('question-text').textContent()).toBe('Which region?')
     await page.getByTestId('answer-input').fill('eu-west')
