@@ -30,7 +30,6 @@ export const GATEWAY_ERROR_CODES = {
   too_many_streams: { status: 429, description: 'The API key already has `GATEWAY_MAX_EVENT_STREAMS` event streams open; close one, or retry after `Retry-After`.' },
   headers_too_large: { status: 431, description: 'The request headers are larger than the server accepts.' },
   internal_error: { status: 500, description: 'An unexpected error in the gateway. The message is generic; details are in the gateway log.' },
-  run_failed: { status: 500, description: 'The run awaited with `?wait=true` ended with a terminal error in Restate; the message carries it.' },
   restate_error: { status: 502, description: 'Restate answered with an unexpected error (for example a service that is not registered); the message carries its status and text.' },
   restate_unavailable: { status: 503, description: 'Restate (ingress or admin API) cannot be reached or timed out.' },
 } as const satisfies Record<string, { status: number; description: string }>

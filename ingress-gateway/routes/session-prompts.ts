@@ -22,7 +22,8 @@ const schema = {
   description:
     'Starts a run of the session. Runs of one session never overlap: while one runs, the next is queued (`queued: true`). With `?wait=true` the call waits for the run and returns its result. ' +
     "The tenant's admission (a Restate object per API key) starts the run, or refuses it past the runs cap (429). The prompt is accepted while the services process is down or restarting: " +
-    'after 10 s without an answer it is answered 202 without `invocationId`; Restate keeps it and admits it when they are back.',
+    'after 10 s without an answer it is answered 202 without `invocationId`; Restate keeps it and admits it when they are back. ' +
+    'A run that fails for good (a terminal error) is still answered 200 with `?wait=true`: the call did its job, and the body says `status: "failed"` with the `error`; a cancelled run is 409 `run_cancelled`.',
   ...sessionRouteSchema,
   querystring: querySchema({ wait: { type: 'boolean', default: false, description: 'Wait for the run to end and return its result.' } }),
   headers: idempotencyKeyHeaders('starts the run only once'),
@@ -43,8 +44,14 @@ const schema = {
   },
   response: {
     200: {
-      description: 'The run ended (`?wait=true`).', type: 'object', required: ['sessionId', 'invocationId', 'status', 'text', 'stats'],
-      properties: { sessionId: { type: 'string' }, invocationId: { type: 'string' }, status: { type: 'string' }, text: { type: 'string' }, stats: passThroughObject },
+      description: 'The run ended (`?wait=true`), finished or failed.', type: 'object', required: ['sessionId', 'invocationId', 'status', 'text'],
+      properties: {
+        sessionId: { type: 'string' }, invocationId: { type: 'string' },
+        status: { type: 'string', description: 'How the run ended: `completed`, an end it reached itself (`limit`, `timeout`, `error`, …), or `failed` when it ended with a terminal error.' },
+        text: { type: 'string', description: "The run's last text; empty when it failed." },
+        stats: { ...passThroughObject, description: "The run's counters and cost; absent when it failed (the session's `runs` keep them)." },
+        error: { type: 'string', description: 'Why the run failed, as the run\'s record in the session says (`runs[].error`); only with `status: "failed"`.' },
+      },
     },
     202: {
       description: 'The run was accepted (started, or queued behind the running one), or the services did not answer in time and Restate keeps the prompt (no `invocationId`).',
@@ -76,6 +83,7 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
       if (!waits) return reply.status(202).send({ sessionId, invocationId, queued, ...(queued ? { note: QUEUED_NOTE } : {}) })
       if (client.signal.aborted) return reply.hijack()
       const result = await attachRun(ingress, invocationId, client.signal, holdMs)
+      if ('error' in result) return reply.status(200).send({ sessionId, invocationId, status: 'failed', text: '', error: result.error })
       return reply.status(200).send({ sessionId, invocationId, status: result.status, text: result.text, stats: { ...result.stats, sessionId } })
     } finally {
       client.dispose()
@@ -89,8 +97,14 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
  */
 const UNSEEN_RUN_RETRY_MS = 10_000
 
-/** Waits for the run (`attach`, renewed every `holdMs`); stops waiting (the run goes on) when `abandoned` aborts: the client went away. */
-async function attachRun(ingress: RestateIngress, invocationId: string, abandoned: AbortSignal, holdMs: number): Promise<SessionRunResult> {
+/** A run that ended with a terminal error: its message, as the run's record in the session keeps it. */
+interface FailedRun { error: string }
+
+/**
+ * Waits for the run (`attach`, renewed every `holdMs`); stops waiting (the run goes on) when `abandoned` aborts: the
+ * client went away. A terminal failure of the run is its result, not an error of this call.
+ */
+async function attachRun(ingress: RestateIngress, invocationId: string, abandoned: AbortSignal, holdMs: number): Promise<SessionRunResult | FailedRun> {
   const giveUpAt = performance.now() + UNSEEN_RUN_RETRY_MS
   try {
     for (;;) {
@@ -104,7 +118,7 @@ async function attachRun(ingress: RestateIngress, invocationId: string, abandone
   } catch (error) {
     if (!(error instanceof RestateCallError)) throw error
     if (error.status === 409) throw new GatewayError('run_cancelled', `the run was cancelled (${error.message})`)
-    if (error.source === 'invocation') throw new GatewayError('run_failed', `the run failed with ${error.status}: ${error.message}`)
+    if (error.source === 'invocation') return { error: error.message }
     throw error
   }
 }

@@ -116,6 +116,15 @@ describe('the stack over HTTP', () => {
     }
   })
 
+  it('1e. a run that fails for good answers ?wait=true with 200, status failed and the error the session records', async () => {
+    const response = await prompt('e2e-fail', { prompt: 'fail: on purpose' }, '?wait=true')
+    expect(response.status).toBe(200)
+    const body = await json<{ status: string; text: string; error: string; invocationId: string }>(response)
+    expect(body).toMatchObject({ status: 'failed', text: '', error: 'demo failure: on purpose' })
+    const session = await json<{ runs: Array<{ status: string; error?: string }> }>(await s().request('/v1/sessions/e2e-fail'))
+    expect(session.runs.at(-1)).toMatchObject({ status: 'failed', error: body.error })
+  })
+
   it('2. asks a question; the signed answerUrl answers it and the run completes with the answer', async () => {
     const accepted = await prompt('e2e-ask', { prompt: 'ask: what is your name?' })
     expect(accepted.status).toBe(202)

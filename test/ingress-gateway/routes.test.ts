@@ -107,7 +107,7 @@ describe('routes against a stand-in Restate', () => {
       expect(restate.requests[0]?.headers['idempotency-key']).toMatch(/^admission-/)
     })
 
-    it('?wait=true maps a cancelled run to 409 run_cancelled and a terminal failure to 500 run_failed', async () => {
+    it('?wait=true maps a cancelled run to 409 run_cancelled and answers a terminal failure 200 with status failed', async () => {
       restate.on(`POST ${ADMISSION_PATH}/admit`, { status: 200, body: { outcome: 'admitted', invocationId: 'inv_4', queued: false } })
       restate.on('GET /restate/invocation/inv_4/attach', { status: 409, body: { code: 409, message: 'Cancelled', source: 'invocation' } })
       const cancelled = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
@@ -115,8 +115,8 @@ describe('routes against a stand-in Restate', () => {
       expect(cancelled.json().error.code).toBe('run_cancelled')
       restate.on('GET /restate/invocation/inv_4/attach', { status: 422, body: { code: 422, message: 'depth refused', source: 'invocation' } })
       const failed = await app.inject({ method: 'POST', url: '/v1/sessions/s1/prompts?wait=true', payload: { prompt: 'p' }, headers: bearer(KEY_A) })
-      expect(failed.statusCode).toBe(500)
-      expect(failed.json().error).toEqual({ code: 'run_failed', message: 'the run failed with 422: depth refused' })
+      expect(failed.statusCode).toBe(200)
+      expect(failed.json()).toEqual({ sessionId: 's1', invocationId: 'inv_4', status: 'failed', text: '', error: 'depth refused' })
     })
 
     it('maps an unexpected Restate error (service not registered) to 502 restate_error', async () => {
