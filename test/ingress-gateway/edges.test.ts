@@ -46,9 +46,9 @@ describe('edges of the HTTP API', () => {
   })
 
   it('answers a method the path does not take with 405 and Allow', async () => {
-    const response = await app.inject({ method: 'DELETE', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
+    const response = await app.inject({ method: 'PUT', url: '/v1/sessions/s1', headers: bearer(KEY_A) })
     expect(response.statusCode).toBe(405)
-    expect(response.headers.allow).toBe('GET, HEAD')
+    expect(response.headers.allow).toBe('DELETE, GET, HEAD')
     expect(response.json()).toMatchObject({ error: { code: 'method_not_allowed' } })
     expect((await app.inject({ method: 'PUT', url: '/healthz' })).statusCode).toBe(405)
     expect((await app.inject({ method: 'GET', url: '/v1/awakeables/q1/resolve' })).headers.allow).toBe('POST')
