@@ -40,6 +40,8 @@ export class TimelineAssembler {
   private readonly unplaced: LiveDelta[] = []
   private readonly askedQuestions = new Set<string>()
   private readonly callTurns = new Map<string, number>()
+  /** The top-level run of each sub-agent seen start (grandchildren name their parent sub-agent). */
+  private readonly childParents = new Map<string, string>()
 
   constructor(private readonly answerUrl: (questionId: string) => string) {}
 
@@ -227,17 +229,23 @@ export class TimelineAssembler {
   private childEvent(event: SessionEvent): TimelineItem[] {
     const data = event.data
     const childRunId = String(data.runId ?? '')
-    const parent = this.parentRun()
+    const parent = this.topRunOf(data.parentRunId)
     if (parent === undefined) return []
-    const base = { runId: parent, childRunId, label: String(data.label), depth: Number(data.depth ?? 1) }
+    if (event.type === 'child:start') this.childParents.set(childRunId, parent)
+    const parentCallId = typeof data.parentCallId === 'string' ? { parentCallId: data.parentCallId } : {}
+    const base = { runId: parent, childRunId, label: String(data.label), depth: Number(data.depth ?? 1), ...parentCallId }
     if (event.type === 'child:start') return [{ type: 'child-start', ...base, task: String(data.task ?? '') }]
     if (event.type === 'child:end') return [{ type: 'child-end', ...base, status: String(data.status ?? ''), ...(isRecord(data.totals) ? { totals: data.totals } : {}) }]
     if (event.type === 'tool:start' || event.type === 'tool:end' || event.type === 'turn:end') return [{ type: 'child-activity', ...base, event: event.type, data }]
     return []
   }
 
-  /** The run a sub-agent's event belongs to: the session runs one top-level run at a time, the latest not ended. */
-  private parentRun(): string | undefined {
+  /**
+   * The top-level run a sub-agent's event belongs to: the run (or the sub-agent) its `parentRunId` names; without one
+   * (events of older releases), the latest run not ended. Sub-agents' events may reach the log after their run ended.
+   */
+  private topRunOf(parentRunId: unknown): string | undefined {
+    if (typeof parentRunId === 'string') return this.runs.has(parentRunId) ? parentRunId : this.childParents.get(parentRunId)
     return [...this.runs.values()].filter(run => !run.ended).at(-1)?.runId
   }
 }

@@ -67,14 +67,18 @@ export interface QuestionItem { type: 'question'; runId: string; question: Pendi
 /** A steering message reached the run (journaled as a user turn). */
 export interface SteerItem { type: 'steer'; runId: string; turnId: string; text: string }
 
-/** A sub-agent of the run started. `childRunId` is the sub-agent's own run id. */
-export interface ChildStartItem { type: 'child-start'; runId: string; childRunId: string; label: string; depth: number; task: string }
+/**
+ * A sub-agent of the run started. `childRunId` is the sub-agent's own run id, `parentCallId` the `spawn` call that
+ * started it (when the services recorded it). Sub-agents' items may follow their run's `run-end`: their events reach
+ * the log from the sub-agents' own invocations.
+ */
+export interface ChildStartItem { type: 'child-start'; runId: string; childRunId: string; label: string; depth: number; task: string; parentCallId?: string }
 
 /** Something a sub-agent did (a tool call or result, a finished step), for progress displays. */
-export interface ChildActivityItem { type: 'child-activity'; runId: string; childRunId: string; label: string; depth: number; event: 'tool:start' | 'tool:end' | 'turn:end'; data: Record<string, unknown> }
+export interface ChildActivityItem { type: 'child-activity'; runId: string; childRunId: string; label: string; depth: number; parentCallId?: string; event: 'tool:start' | 'tool:end' | 'turn:end'; data: Record<string, unknown> }
 
 /** A sub-agent ended. */
-export interface ChildEndItem { type: 'child-end'; runId: string; childRunId: string; label: string; depth: number; status: string; totals?: RunTotals }
+export interface ChildEndItem { type: 'child-end'; runId: string; childRunId: string; label: string; depth: number; parentCallId?: string; status: string; totals?: RunTotals }
 
 /** The run ended: `completed`, `failed`, `cancelled`, `interrupted`, …, with its text and, when recorded, its totals. */
 export interface RunEndItem { type: 'run-end'; runId: string; status: string; text: string; error?: string; totals?: RunTotals; seq: number }

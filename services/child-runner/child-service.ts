@@ -11,6 +11,7 @@ import { CHILD_SERVICE, SPAWN_TOOL } from '../../contract/session'
 import type { PromptToolPolicy, ServicesChildRunRequest } from '../../contract/session'
 import { policyPermission } from '../agent-object/approvals'
 import { rootSessionKey } from '../../contract/event-log'
+import type { RecorderIdentity } from 'zidane/session'
 import { recordedChildStore } from '../event-log/session-events'
 import { createEventOutbox } from '../event-log/event-outbox'
 import type { EventSink } from '../event-log/session-events'
@@ -66,7 +67,7 @@ async function runChild(deps: AgentDeps, ctx: restate.Context, request: Services
     return { text: '', status: 'error', error, stats: refusedStats(request, startedAt), turns: [], startedAt, endedAt: startedAt }
   }
   // The sub-agent's events go live to its root session's log; its turns reach the session when the parent merges them.
-  const sessionStore = recordedChildStore(outbox, { depth: request.depth, label: request.label })
+  const sessionStore = recordedChildStore(outbox, childIdentity(request))
   const durable = agentRuntime(ctx, deps, ctx.request().id, sessionStore)
   const session = await createSession({ id: `${request.sessionId ?? 'child'}:${request.label}`, store: sessionStore, clock: { now: () => startedAt } })
   const merged: MergedChild[] = []
@@ -90,6 +91,12 @@ async function runChild(deps: AgentDeps, ctx: restate.Context, request: Services
   return result
 }
 
+/** Who a sub-agent's events say recorded them: its label and depth, and the run and call that spawned it. */
+function childIdentity(request: ServicesChildRunRequest): RecorderIdentity & { label: string } {
+  const { depth, label, parentRunId, parentCallId } = request
+  return { depth, label, ...(parentRunId === undefined ? {} : { parentRunId }), ...(parentCallId === undefined ? {} : { parentCallId }) }
+}
+
 /** The child runner: runs one sub-agent to completion as its own invocation, refusing depth above the maximum. */
 export function childService(deps: AgentDeps) {
   return restate.service({
@@ -100,9 +107,9 @@ export function childService(deps: AgentDeps) {
         // Its last events (the end of its run), whether it completed or ended for good.
         return withErrorBoundary(async () => {
           const result = await runChild(deps, ctx, request, outbox)
-          outbox.flush()
+          await outbox.settle()
           return result
-        }, async () => { outbox.flush() })
+        }, async () => { await outbox.settle() })
       }),
     },
   })

@@ -13,12 +13,14 @@ const EventLog: EventLogObject = { name: EVENTS_SERVICE }
  * run: any event but a `tool:start` or `tool:end` of a turn in progress) and at each `flush()`. Journaled one-way
  * calls of one invocation to one object key arrive exactly once and in order: the log appends what it receives.
  */
-export function createEventOutbox(ctx: restate.Context, logKey: string): EventSink {
+export function createEventOutbox(ctx: restate.Context, logKey: string): EventSink & { settle(): Promise<void> } {
   let buffered: NewSessionEvent[] = []
+  let sent = false
   const flush = (): void => {
     if (buffered.length === 0) return
     ctx.objectSendClient(EventLog, logKey).append({ events: buffered })
     buffered = []
+    sent = true
   }
   return {
     publish(events) {
@@ -26,5 +28,15 @@ export function createEventOutbox(ctx: restate.Context, logKey: string): EventSi
       if (!events.every(isInTurnEvent)) flush()
     },
     flush,
+    /**
+     * The last flush of a sub-agent, awaited: a call (ordered after the one-way sends before it) that returns once the
+     * log holds every event, so the sub-agent's events precede whatever its parent writes after it ends.
+     */
+    async settle() {
+      if (buffered.length === 0 && !sent) return
+      const events = buffered
+      buffered = []
+      await ctx.objectClient(EventLog, logKey).append({ events })
+    },
   }
 }

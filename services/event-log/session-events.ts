@@ -2,7 +2,7 @@ import type * as restate from '@restatedev/restate-sdk'
 import { restateSessionStore } from 'zidane/restate'
 import type { RestateSessionStoreOptions } from 'zidane/restate'
 import { createMemorySessionStore, EventRecorder, recordingSessionStore } from 'zidane/session'
-import type { NewSessionEvent, SessionData, SessionMeta, SessionStore, SessionTurn } from 'zidane/session'
+import type { NewSessionEvent, RecorderIdentity, SessionData, SessionMeta, SessionStore, SessionTurn } from 'zidane/session'
 
 /** What a session store holds after a write: its turns and run records (the header's `turnCount` and `runCount`). */
 export interface StoredCounts { turns: number; runs: number }
@@ -33,7 +33,7 @@ export function recordedSessionStore(ctx: restate.ObjectContext, sink: EventSink
 }
 
 /** A sub-agent's store: in memory (the parent merges its turns when it ends), its events in the root session's log. */
-export function recordedChildStore(sink: EventSink, identity: { depth: number; label: string }): SessionStore {
+export function recordedChildStore(sink: EventSink, identity: RecorderIdentity & { label: string }): SessionStore {
   const counted = countingStore(createMemorySessionStore())
   return recordingSessionStore(counted.store, new EventRecorder(identity), events => sink.publish(events, counted.counts()))
 }

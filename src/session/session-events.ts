@@ -26,8 +26,11 @@ export const EVENT_TEXT_LIMIT = 2_000
 /** Longest text a `turn:end` carries whole (a longer one is cut and flagged `textTruncated`). */
 export const TURN_TEXT_LIMIT = 32_000
 
-/** Who records: the session's own runs (depth 0), or a sub-agent, whose events carry its label and depth. */
-export interface RecorderIdentity { depth: number; label?: string }
+/**
+ * Who records: the session's own runs (depth 0), or a sub-agent, whose events carry its label, its depth and, when
+ * known, the run and the `spawn` call that started it (`parentRunId`, `parentCallId`).
+ */
+export interface RecorderIdentity { depth: number; label?: string; parentRunId?: string; parentCallId?: string }
 
 /**
  * Turns the session writes of one agent into {@link NewSessionEvent}s, as they happen. It reads nothing but what the agent writes, in
@@ -132,7 +135,7 @@ export class EventRecorder {
 
   private startEvent(run: SessionRun): NewSessionEvent {
     const { label } = this.identity
-    if (label !== undefined) return { type: 'child:start', at: run.startedAt, data: { runId: run.id, label, depth: this.identity.depth, task: cut(run.prompt) } }
+    if (label !== undefined) return { type: 'child:start', at: run.startedAt, data: { ...this.base(run.id), task: cut(run.prompt) } }
     return { type: 'run:start', at: run.startedAt, data: { runId: run.id, prompt: cut(run.prompt) } }
   }
 
@@ -140,12 +143,14 @@ export class EventRecorder {
     const at = run.endedAt ?? run.startedAt
     const { label } = this.identity
     const totals = run.totals ? { totals: run.totals } : {}
-    if (label !== undefined) return { type: 'child:end', at, data: { runId: run.id, label, depth: this.identity.depth, status: run.status, ...totals } }
+    if (label !== undefined) return { type: 'child:end', at, data: { ...this.base(run.id), status: run.status, ...totals } }
     return { type: 'run:end', at, data: { runId: run.id, status: run.status, text: cut(run.text ?? ''), ...(run.error ? { error: cut(run.error) } : {}), ...totals } }
   }
 
   private base(runId: string): Record<string, unknown> {
-    return this.identity.label === undefined ? { runId } : { runId, label: this.identity.label, depth: this.identity.depth }
+    const { label, depth, parentRunId, parentCallId } = this.identity
+    if (label === undefined) return { runId }
+    return { runId, label, depth, ...(parentRunId === undefined ? {} : { parentRunId }), ...(parentCallId === undefined ? {} : { parentCallId }) }
   }
 }
 

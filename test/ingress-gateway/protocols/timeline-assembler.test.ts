@@ -138,6 +138,20 @@ describe('the timeline assembler', () => {
     expect(a.live({ type: 'model:delta', data: { runId: 'c-run', turn: 0, attempt: 'x', kind: 'text', offset: 0, text: 'child text', label: 'helper' } })).toEqual([])
   })
 
+  it('places sub-agent events by the run that spawned them, also after that run ended', () => {
+    const a = assembler()
+    a.durable(durable('run:start', { runId: 'r1', prompt: 'first' }))
+    a.durable(durable('run:end', { runId: 'r1', status: 'completed', text: '' }))
+    a.durable(durable('run:start', { runId: 'r2', prompt: 'second' }))
+    const items = [
+      ...a.durable(durable('child:start', { runId: 'c1', label: 'child-1', depth: 1, parentRunId: 'r1', parentCallId: 'call-9', task: 't' })),
+      ...a.durable(durable('child:start', { runId: 'g1', label: 'child-2', depth: 2, parentRunId: 'c1', task: 'g' })),
+      ...a.durable(durable('child:end', { runId: 'c1', label: 'child-1', depth: 1, parentRunId: 'r1', status: 'completed' })),
+    ]
+    expect(items.map(item => [item.type, 'runId' in item ? item.runId : ''])).toEqual([['child-start', 'r1'], ['child-start', 'r1'], ['child-end', 'r1']])
+    expect(items[0]).toMatchObject({ parentCallId: 'call-9' })
+  })
+
   it('a cancelled run ends without waiting for its open step', () => {
     const a = assembler()
     a.durable(durable('run:start', { runId: 'r1', prompt: 'hi' }))
