@@ -206,7 +206,7 @@ export class AgUiMapping {
   private child(item: Extract<TimelineItem, { type: 'child-start' | 'child-activity' | 'child-end' }>): AgUiEvent[] {
     const subagentRunId = item.childRunId
     if (this.endedChildren.has(subagentRunId)) return []
-    const starting: AgUiEvent[] = this.children.has(subagentRunId) ? [] : [{ type: EventType.SUBAGENT_STARTED, subagentRunId, name: item.label, ...(item.type === 'child-start' ? { description: item.task } : {}) }]
+    const starting: AgUiEvent[] = this.children.has(subagentRunId) ? [] : [{ type: EventType.SUBAGENT_STARTED, subagentRunId, name: item.label, ...(item.type === 'child-start' ? { description: item.task } : {}), ...(item.parentCallId === undefined ? {} : { parentToolCallId: item.parentCallId }) }]
     this.children.add(subagentRunId)
     if (item.type === 'child-start') return starting
     if (item.type === 'child-activity') return [...starting, { type: EventType.CUSTOM, subagentRunId, name: `zidane.child.${item.event}`, value: item.data }]
