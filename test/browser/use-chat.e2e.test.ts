@@ -94,11 +94,16 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     const response = await s().request(`/v1/sessions/${sessionId}`)
     return response.status === 200 ? ((await response.json()) as View) : undefined
   }
-  /** The session once its latest top-level run has ended (its record says so), with only its top-level runs. */
+  /**
+   * The session once its latest top-level run has ended, with only its top-level runs. The view reads its header (the
+   * status and turn count), its turns and its run records one after another: a run record reading `completed` can come
+   * with the turns of before its last turn, so the header's status must say the run ended too.
+   */
   const ended = (sessionId: string): Promise<View> => waitFor(async () => {
     const current = await view(sessionId)
     const runs = current?.runs.filter(run => run.label === undefined) ?? []
-    return current !== undefined && runs.at(-1)?.status !== undefined && runs.at(-1)?.status !== 'running' ? { ...current, runs } : undefined
+    const over = current !== undefined && current.status !== 'running' && runs.at(-1)?.status !== undefined && runs.at(-1)?.status !== 'running'
+    return over ? { ...current, runs } : undefined
   }, 90_000, `the run of ${sessionId} to end`)
   /** The journaled text of the run's last assistant turn, byte for byte. */
   const journaledText = (session: View): string => {
