@@ -16,6 +16,7 @@ import type { RunTimeline } from './protocols/run-timeline'
 import { agUiRoutes } from './routes/ag-ui'
 import { awakeableRoutes } from './routes/awakeables'
 import { chatRoutes } from './routes/chat'
+import { consoleRoutes } from './routes/console'
 import { healthRoutes } from './routes/health'
 import { sessionEventRoutes } from './routes/session-events'
 import { sessionMessageRoutes } from './routes/session-messages'
@@ -87,7 +88,7 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
     eventLog,
     timeline: createRunTimeline({ ingress, live, eventLog, config }),
   }
-  for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionListRoutes, sessionEventRoutes, awakeableRoutes, chatRoutes, agUiRoutes]) {
+  for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionListRoutes, sessionEventRoutes, awakeableRoutes, chatRoutes, agUiRoutes, consoleRoutes]) {
     await app.register(routes, dependencies)
   }
   return app
