@@ -33,6 +33,7 @@ export function startBanner(facts: StartBannerFacts): string {
   return [
     '',
     `zidane is up. Gateway: ${facts.gatewayUrl}  (OpenAPI: ${facts.gatewayUrl}/docs)`,
+    `Console: ${facts.gatewayUrl}/console  (sign in with the API key)`,
     line,
     `Model: ${facts.model}`,
     '',
