@@ -47,7 +47,7 @@ function signInView() {
     }
   } },
   h('h1', {}, 'Sign in'),
-  h('p', {}, 'The API key of a tenant (GATEWAY_API_KEYS; npm start prints one). It stays in this tab only.'),
+  h('p', {}, 'The API key of a tenant (GATEWAY_API_KEYS; npm start prints one; in open mode any text). It stays in this tab only.'),
   h('label', {}, 'API key ', key), h('button', { type: 'submit', class: 'primary', dataset: { testid: 'sign-in' } }, 'Sign in'), status)
   return { element: form, focus: () => key.focus(), dispose: () => undefined }
 }
