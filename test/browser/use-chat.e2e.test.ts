@@ -27,7 +27,8 @@ interface View {
   status: string
   /** Top-level runs and sub-agents' (these with a `label`). */
   runs: Array<{ id: string; status: string; text?: string; label?: string }>
-  turns: Array<{ role: string; content: Array<{ type: string; text?: string }> }>
+  /** The session's turns, sub-agents' included (each with the id of its run). */
+  turns: Array<{ role: string; runId?: string; content: Array<{ type: string; text?: string }> }>
 }
 
 function turnOf(request: RecordedRequest): number {
@@ -69,6 +70,10 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
       if (prompt === 'spawn a child') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'spawn', input: { task: 'child task' } }] } : text('the child is done')
       if (prompt === 'child task') return streamedWords(20, 30, 'child')
       if (prompt === 'talk for a while') return streamedWords(200, 20)
+      if (prompt === 'delegate and report') {
+        return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'text', text: 'Let me delegate. ' }, { type: 'tool_use', name: 'spawn', input: { task: 'slow child task' } }] } : streamedWords(150, 20, 'final')
+      }
+      if (prompt === 'slow child task') return streamedWords(60, 30, 'child')
       if (prompt === 'and mind this') return text('minded')
       if (prompt === 'ask me') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'ask_user', input: { question: 'Which region?' } }] } : text(`noted: ${answerIn(request)}`)
       return text('ok')
@@ -105,10 +110,11 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     const over = current !== undefined && current.status !== 'running' && runs.at(-1)?.status !== undefined && runs.at(-1)?.status !== 'running'
     return over ? { ...current, runs } : undefined
   }, 90_000, `the run of ${sessionId} to end`)
-  /** The journaled text of the run's last assistant turn, byte for byte. */
+  /** The journaled text of the latest top-level run: its assistant turns' text blocks, in order, byte for byte. */
   const journaledText = (session: View): string => {
-    const turn = session.turns.filter(candidate => candidate.role === 'assistant').at(-1)
-    return (turn?.content ?? []).map(block => (block.type === 'text' ? block.text ?? '' : '')).join('')
+    const runId = session.runs.at(-1)?.id
+    const turns = session.turns.filter(turn => turn.role === 'assistant' && turn.runId === runId)
+    return turns.flatMap(turn => turn.content).map(block => (block.type === 'text' ? block.text ?? '' : '')).join('')
   }
   const requestsFor = (prompt: string): RecordedRequest[] => m().requests.filter(request => lastUserText(request) === prompt)
   const ledgerLines = (line: string): number => (existsSync(ledger()) ? readFileSync(ledger(), 'utf8').split('\n').filter(entry => entry === line).length : 0)
@@ -262,6 +268,23 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     await expect.poll(() => assistantText(page), { timeout: 15_000 }).toContain('the child is done')
     const subagent = JSON.parse((await page.getByTestId('subagent').first().textContent()) ?? '{}') as { task?: string; status?: string }
     expect(subagent).toMatchObject({ task: 'child task', status: 'completed' })
+    await page.close()
+  })
+
+  it('reloads during a run of two steps and a sub-agent: the page rebuilds every step, as journaled', async () => {
+    const page = await open('steps')
+    await sendPrompt(page, 'delegate and report')
+    await page.getByTestId('subagent').waitFor({ timeout: 30_000 })
+    await page.reload()
+    await page.getByTestId('subagent').waitFor({ timeout: 30_000 })
+    await waitForAssistantText(page, shown => shown.includes('final20'), 'the second step\'s text', 60_000)
+    await page.reload()
+    const session = await ended('steps')
+    expect(session.runs.at(-1)?.status).toBe('completed')
+    expect(journaledText(session)).toBe(`Let me delegate. ${Array.from({ length: 150 }, (_, index) => `final${index}`).join(' ')}`)
+    await expect.poll(() => assistantText(page), { timeout: 15_000 }).toBe(journaledText(session))
+    expect(await page.getByTestId('tool').first().getAttribute('data-state')).toBe('output-available')
+    expect(JSON.parse((await page.getByTestId('subagent').first().textContent()) ?? '{}')).toMatchObject({ task: 'slow child task', status: 'completed' })
     await page.close()
   })
 
