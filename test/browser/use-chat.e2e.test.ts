@@ -74,6 +74,7 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
         return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'text', text: 'Let me delegate. ' }, { type: 'tool_use', name: 'spawn', input: { task: 'slow child task' } }] } : streamedWords(150, 20, 'final')
       }
       if (prompt === 'slow child task') return streamedWords(60, 30, 'child')
+      if (prompt === 'fail please') return { kind: 'error', status: 400, message: 'the model refuses this request', shouldRetry: false }
       if (prompt === 'and mind this') return text('minded')
       if (prompt === 'ask me') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'ask_user', input: { question: 'Which region?' } }] } : text(`noted: ${answerIn(request)}`)
       return text('ok')
@@ -318,6 +319,16 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     await expect.poll(() => assistantText(first), { timeout: 15_000 }).toContain('word199')
     await first.close()
     await second.close()
+  })
+
+  it('a run that fails shows its error in the page', async () => {
+    const page = await open('fails')
+    await sendPrompt(page, 'fail please')
+    const session = await ended('fails')
+    expect(session.runs.at(-1)?.status).toBe('error')
+    await expect.poll(() => chatStatus(page), { timeout: 15_000 }).toBe('error')
+    expect(await page.getByTestId('error').textContent()).toContain('the model refuses this request')
+    await page.close()
   })
 
   it('logged no error in the browser console over the whole file', () => {
