@@ -128,9 +128,16 @@ async function subscribe(ctx: restate.ObjectContext, request: SubscribeRequest):
   ctx.set(EVENT_WAITERS_STATE_KEY, waiters)
 }
 
+/**
+ * Forgets a viewer's wait (its watch timed out). When the last one leaves a log that holds no event (a session that
+ * does not exist yet, or an id a tenant made up), the log keeps nothing: watching an id costs no state once the watch
+ * ends, however many ids are watched. Its next viewer subscribes again.
+ */
 async function unsubscribe(ctx: restate.ObjectContext, request: UnsubscribeRequest): Promise<void> {
-  const waiters = (await ctx.get<string[]>(EVENT_WAITERS_STATE_KEY)) ?? []
+  const [storedWaiters, count] = await readState(ctx, [EVENT_WAITERS_STATE_KEY, EVENT_COUNT_STATE_KEY])
+  const waiters = (storedWaiters as string[] | null) ?? []
   const left = waiters.filter(id => id !== request.awakeableId)
+  if (left.length === 0 && count === null) return ctx.clearAll()
   if (left.length === waiters.length) return
   if (left.length === 0) ctx.clear(EVENT_WAITERS_STATE_KEY)
   else ctx.set(EVENT_WAITERS_STATE_KEY, left)

@@ -125,6 +125,24 @@ describe('the stack over HTTP', () => {
     expect(session.runs.at(-1)).toMatchObject({ status: 'failed', error: body.error })
   })
 
+  it('1f. a viewer that opens the event stream before the session exists sees its first run from run:start', async () => {
+    const viewer = await openSseViewer(`${s().gatewayUrl}/v1/sessions/e2e-watch-first/events`, { authorization: `Bearer ${s().apiKeys[0]}` })
+    try {
+      expect(viewer.status).toBe(200)
+      const other = await openSseViewer(`${s().gatewayUrl}/v1/sessions/e2e-watch-first/events`, { authorization: `Bearer ${s().apiKeys[1]}` })
+      await new Promise(resolve => setTimeout(resolve, 300)) // both parked on an empty log
+      expect((await prompt('e2e-watch-first', { prompt: 'hello first viewer' }, '?wait=true')).status).toBe(200)
+      await viewer.waitFor(frame => frame.event === 'run:end', 30_000)
+      expect(viewer.frames.filter(frame => frame.id !== undefined)[0]).toMatchObject({ event: 'run:start', id: '1' })
+      // Another key's stream of the same id follows its own (empty) session: nothing of this one reaches it.
+      expect(other.status).toBe(200)
+      expect(other.frames.filter(frame => frame.id !== undefined)).toEqual([])
+      other.close()
+    } finally {
+      viewer.close()
+    }
+  })
+
   it('2. asks a question; the signed answerUrl answers it and the run completes with the answer', async () => {
     const accepted = await prompt('e2e-ask', { prompt: 'ask: what is your name?' })
     expect(accepted.status).toBe(202)

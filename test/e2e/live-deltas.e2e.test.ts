@@ -59,7 +59,7 @@ describe('live model deltas on the event stream', { timeout: 180_000 }, () => {
     expect(response.status).toBe(status)
     await response.arrayBuffer()
   }
-  /** A viewer of the session's events, once the session exists (404 before its run wrote it). */
+  /** A viewer of the session's events (it opens before the session exists too, and waits for its first event). */
   const view = async (sessionId: string, headers: Record<string, string> = {}): Promise<SseViewer> => {
     for (let tries = 0; ; tries++) {
       const viewer = await openSseViewer(`${s().gatewayUrl}/v1/sessions/${sessionId}/events`, { authorization: `Bearer ${s().apiKeys[0]}`, ...headers })

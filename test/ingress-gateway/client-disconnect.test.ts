@@ -5,8 +5,6 @@ import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
 import { bearer, KEY_A, testGateway } from './helpers/gateway'
 
-const pathOf = (sessionId: string): string => `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), sessionId))}`
-const RUNNING = { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } }
 
 /** A gate a fake route waits on: `arrived` resolves when the request reached it, `open()` lets it answer. */
 function gate(): { arrived: Promise<void>; reached: () => void; opened: Promise<void>; open: () => void } {
@@ -44,17 +42,16 @@ describe('a client that disconnects while the gateway awaits Restate', () => {
 
   it('GET …/events: frees the stream slot and never starts the stream', async () => {
     const held = gate()
-    restate.on(`POST ${pathOf('slow')}/invocation`, async () => {
+    restate.on(`POST /events/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'slow'))}/read`, async () => {
       held.reached()
       await held.opened
-      return RUNNING
+      return { status: 200, body: { events: [], count: 0 } }
     })
     await leaveWhileHeld(`${base}/v1/sessions/slow/events`, { headers: bearer(KEY_A) }, held)
     restate.requests.length = 0
     held.open()
     await sleep(300)
     expect(restate.requests.filter((request) => request.path.startsWith('/events/') || request.path === '/event_watch/wait')).toEqual([])
-    restate.on(`POST ${pathOf('fast')}/invocation`, RUNNING)
     restate.on(`POST /events/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'fast'))}/read`, { status: 200, body: { events: [], count: 0 } })
     const next = new AbortController()
     const response = await fetch(`${base}/v1/sessions/fast/events`, { headers: bearer(KEY_A), signal: next.signal })

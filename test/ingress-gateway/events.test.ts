@@ -5,10 +5,9 @@ import type { SessionEvent } from '../../contract/session'
 import type { ReadEventsRequest, WatchRequest } from '../../contract/event-log'
 import { sessionKey, tenantOf } from '../../ingress-gateway/tenancy'
 import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
-import { bearer, KEY_A, testGateway } from './helpers/gateway'
+import { bearer, KEY_A, KEY_B, testGateway } from './helpers/gateway'
 
 const KEY_S1 = sessionKey(tenantOf(KEY_A), 's1')
-const SESSION_PATH = `/session/${encodeURIComponent(KEY_S1)}`
 const EVENTS_PATH = `/events/${encodeURIComponent(KEY_S1)}`
 
 function event(seq: number): SessionEvent {
@@ -41,19 +40,28 @@ describe('GET /v1/sessions/:sessionId/events', () => {
   let app: FastifyInstance
   let base: string
   const log: SessionEvent[] = [event(1), event(2), event(3)]
+  /** The logs of sessions that do not exist when a test starts, by session key. */
+  const laterLogs = new Map<string, SessionEvent[]>()
+  const serveLaterLog = (key: string): void => {
+    restate.on(`POST /events/${encodeURIComponent(key)}/read`, (request) => {
+      const { after = 0, limit = 100 } = request.body as ReadEventsRequest
+      const entries = laterLogs.get(key) ?? []
+      return { status: 200, body: { events: entries.filter((entry) => entry.seq > after).slice(0, limit), count: entries.length } }
+    })
+  }
 
   beforeAll(async () => {
     restate = await startFakeRestate()
-    restate.on(`POST ${SESSION_PATH}/invocation`, { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } })
     restate.on(`POST ${EVENTS_PATH}/read`, (request) => {
       const { after = 0, limit = 100 } = request.body as ReadEventsRequest
       return { status: 200, body: { events: log.filter((entry) => entry.seq > after).slice(0, limit), count: log.length } }
     })
     // The parked watch: answers once the log passes `after` (checked every 10 ms here), or at its timeout.
     restate.on('POST /event_watch/wait', async (request) => {
-      const { after, timeoutMs } = request.body as WatchRequest
+      const { key, after, timeoutMs } = request.body as WatchRequest
+      const entries = (): SessionEvent[] => (key === KEY_S1 ? log : (laterLogs.get(key) ?? []))
       for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(10)) {
-        if (log.length > after) return { status: 200, body: { count: log.length } }
+        if (entries().length > after) return { status: 200, body: { count: entries().length } }
       }
       return { status: 200, body: { count: null } }
     })
@@ -88,22 +96,29 @@ describe('GET /v1/sessions/:sessionId/events', () => {
     expect(frames.filter((frame) => frame.startsWith('id:')).map((frame) => frame.split('\n')[0])).toEqual(['id: 4'])
   })
 
-  it('answers errors as JSON before streaming: 404 when the session does not exist', async () => {
-    const missingPath = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'missing'))}`
-    restate.on(`POST ${missingPath}/invocation`, { status: 200, body: null })
-    const missing = await fetch(`${base}/v1/sessions/missing/events`, { headers: bearer(KEY_A) })
-    expect(missing.status).toBe(404)
-    expect(await missing.json()).toEqual({ error: { code: 'session_not_found', message: 'session missing not found' } })
-    const unknown = await fetch(`${base}/v1/sessions/other/events`, { headers: bearer(KEY_A) })
-    expect(unknown.status).toBe(502)
-    await unknown.body?.cancel()
+  it('opens the stream of a session that does not exist yet and sends its first event when it comes; another key sees none', async () => {
+    const ownKey = sessionKey(tenantOf(KEY_A), 'later')
+    const otherKey = sessionKey(tenantOf(KEY_B), 'later')
+    serveLaterLog(ownKey)
+    serveLaterLog(otherKey)
+    const own = readEvents(`${base}/v1/sessions/later/events`, bearer(KEY_A), 1)
+    const other = readEvents(`${base}/v1/sessions/later/events`, bearer(KEY_B), 1)
+    await sleep(300)
+    laterLogs.set(ownKey, [event(1)])
+    const { status, frames } = await own
+    expect(status).toBe(200)
+    expect(frames.filter((frame) => frame.startsWith('id:'))).toEqual([`id: 1\nevent: run:start\ndata: ${JSON.stringify(event(1))}`])
+    // The other key's stream of the same id reads and watches its own session key only, which has no event.
+    const watchedKeys = restate.requests.filter((request) => request.path === '/event_watch/wait').map((request) => (request.body as WatchRequest).key)
+    expect(watchedKeys).toContain(otherKey)
+    expect(restate.requests.some((request) => request.path.startsWith(`/session/`) && request.path.includes('later'))).toBe(false)
+    laterLogs.set(otherKey, [event(1)])
+    expect((await other).frames.filter((frame) => frame.startsWith('id:'))).toHaveLength(1)
   })
 
-  it('keeps the stream open through a Restate outage and says so once', async () => {
-    const flakyPath = `/session/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'flaky'))}`
+  it('keeps the stream open through a Restate outage that starts after it opened, and says so once', async () => {
     let calls = 0
-    restate.on(`POST ${flakyPath}/invocation`, { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } })
-    restate.on(`POST /events/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'flaky'))}/read`, () => (++calls <= 2 ? { status: 503, body: { message: 'starting' } } : { status: 200, body: { events: [event(1)], count: 1 } }))
+    restate.on(`POST /events/${encodeURIComponent(sessionKey(tenantOf(KEY_A), 'flaky'))}/read`, () => (++calls === 2 || calls === 3 ? { status: 503, body: { message: 'starting' } } : { status: 200, body: { events: [event(1)], count: 1 } }))
     const { frames } = await readEvents(`${base}/v1/sessions/flaky/events`, bearer(KEY_A), 1)
     const errors = frames.filter((frame) => frame.startsWith('event: gateway:error'))
     expect(errors).toEqual([`event: gateway:error\ndata: ${JSON.stringify({ code: 'restate_unavailable', message: 'Restate is unavailable: starting' })}`])

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionRunResult } from '../../../contract/session'
 import type { ReadEventsResult, SyncEventsResult, WatchResult } from '../../../contract/event-log'
-import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
+import { printLogsOnFailure, startRestateHarness, waitFor } from '../../helpers/restate/restate-harness'
 import { loadSessionServices, readEventsUntil } from '../../helpers/restate/session-services'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
 
@@ -50,6 +50,16 @@ describe('event log when the doorbell fails', () => {
     // A gateway's watch subscribes (and, timing out, unsubscribes): the log counts as followed for a while after.
     expect((await h().call<WatchResult>('event_watch/wait', { key: 't1~nc-watched', after: 3, timeoutMs: 100 })).body).toEqual({ count: null })
     expect((await h().call<SyncEventsResult>('events/t1~nc-watched/sync', {})).body).toEqual({ count: 3, watched: true })
+  })
+
+  it('keeps no state for a session that does not exist once its watch ends: made-up ids cost nothing', async () => {
+    const stateKeys = async (): Promise<string[]> => (await h().query<{ key: string }>("SELECT key FROM state WHERE service_name = 'events' AND service_key = 't1~nc-made-up'")).map(row => row.key)
+    const watching = h().call<WatchResult>('event_watch/wait', { key: 't1~nc-made-up', after: 0, timeoutMs: 1_000 })
+    await waitFor(async () => (await stateKeys()).length > 0, 10_000, 'the watch to subscribe')
+    expect((await watching).body).toEqual({ count: null })
+    await waitFor(async () => (await stateKeys()).length === 0, 10_000, 'the unsubscribe to clear the empty log')
+    expect((await h().call<ReadEventsResult>('events/t1~nc-made-up/read', { after: 0 })).body).toEqual({ events: [], count: 0 })
+    expect(await stateKeys()).toEqual([])
   })
 
   it('puts the parent\'s spawn call before its children\'s events', async () => {
