@@ -51,6 +51,23 @@ describe('npm start', () => {
     expect(start.output()).not.toMatch(WARNING_OR_WORSE)
   }, 120_000)
 
+  it('logs one line for a prompt at the default level, and none while idle', async () => {
+    const start = await npmStart({}, /zidane is up[\s\S]*releases roll/i)
+    const gatewayUrl = /Gateway: (http:\/\/\S+)/.exec(start.output())?.[1]
+    const apiKey = /API key[^:]*: (zk_\S+)/.exec(start.output())?.[1]
+    await new Promise(resolve => setTimeout(resolve, 1_000)) // the start's own /healthz check logs its request line
+    const idleFrom = start.output().length
+    await new Promise(resolve => setTimeout(resolve, 6_000)) // the live hub's lease refresh (every 5 s) included
+    expect(start.output().slice(idleFrom)).toBe('')
+    const before = start.output().split('\n').length
+    const response = await fetch(`${gatewayUrl}/v1/sessions/quiet/prompts?wait=true`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'write: a.txt hi\nread: a.txt' }) })
+    expect(response.status).toBe(200)
+    await new Promise(resolve => setTimeout(resolve, 2_000)) // the run's last invocations (index, event log) end after the answer
+    const lines = start.output().split('\n').slice(before - 1).filter(line => line.trim() !== '')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^\[gateway\] .*"url":"\/v1\/sessions\/quiet\/prompts\?wait=true".*"statusCode":200/)
+  }, 120_000)
+
   it('stops before starting anything when a port is taken, naming the port and its variable', async () => {
     const taken = net.createServer()
     await new Promise<void>(resolve => taken.listen(0, '127.0.0.1', resolve))
