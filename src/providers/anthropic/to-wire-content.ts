@@ -23,8 +23,16 @@ function toWireToolResultContent(content: string | ToolResultContent[]): NonNull
   return content.map(block => block.type === 'text' ? { type: 'text', text: block.text } : toWireImage(block))
 }
 
+/**
+ * A tool call id as the API accepts it (`^[a-zA-Z0-9_-]+$`). Ids another provider wrote (`call_x.1`, `fc:7`) are
+ * mapped the same way in a call and in its result, so the pair still matches.
+ */
+export function toWireToolId(id: string): string {
+  return id === '' ? '_' : id.replace(/[^a-zA-Z0-9_-]/g, '_')
+}
+
 function toWireToolResult(block: ToolResultBlock): ToolResultBlockParam {
-  const result: ToolResultBlockParam = { type: 'tool_result', tool_use_id: block.toolUseId, content: toWireToolResultContent(block.content) }
+  const result: ToolResultBlockParam = { type: 'tool_result', tool_use_id: toWireToolId(block.toolUseId), content: toWireToolResultContent(block.content) }
   if (block.isError === true) result.is_error = true
   return result
 }
@@ -38,7 +46,7 @@ export function toWireBlock(block: ContentBlock): ContentBlockParam | undefined 
     case 'text': return { type: 'text', text: block.text }
     case 'thinking': return block.signature === undefined ? undefined : { type: 'thinking', thinking: block.thinking, signature: block.signature }
     case 'redacted_thinking': return { type: 'redacted_thinking', data: block.data }
-    case 'tool_use': return { type: 'tool_use', id: block.id, name: block.name, input: block.input }
+    case 'tool_use': return { type: 'tool_use', id: toWireToolId(block.id), name: block.name, input: block.input }
     case 'tool_result': return toWireToolResult(block)
     case 'image': return toWireImage(block)
   }

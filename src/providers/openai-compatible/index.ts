@@ -1,0 +1,6 @@
+export { openaiCompatible } from './openai-compatible-provider'
+export type { OpenAiCompatibleOptions } from './openai-compatible-provider'
+export { chatPricesFor, computeChatCostUsd, defaultChatPrices } from './chat-prices'
+export type { ChatModelPrices, ChatPriceTable } from './chat-prices'
+export { mapOpenAiError } from './map-openai-error'
+export { toChatMessages, toChatTools } from './to-chat-messages'
