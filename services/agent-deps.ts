@@ -13,6 +13,7 @@ import type { ServicesConfig } from './config'
 import type { EventDoorbell } from './event-log/event-doorbell'
 import type { EventSink } from './event-log/session-events'
 import type { LiveHub } from './live/live-hub'
+import type { McpOffer } from './mcp-servers'
 import type { SpanSink } from './telemetry/span-record'
 import type { ToolOffer } from './tool-selection'
 import { tenantOfSessionKey } from './workspace'
@@ -26,6 +27,8 @@ export interface AgentDeps {
   liveHub: LiveHub
   doorbell: EventDoorbell | undefined
   tools: ToolOffer
+  /** The operator's MCP servers (`ZIDANE_MCP_SERVERS`, `ZIDANE_MCP_CONFIG`) and this process's connections to them. */
+  mcp: McpOffer
   /** Runtime options of every run: the crash guard, and a test's probes. */
   runtimeOptions: Pick<RestateRuntimeOptions, 'crashGuard' | 'onBoundary' | 'stepObserver'>
   /** Where the runs' spans go (`traceAgentRun`); none when traces are off. */

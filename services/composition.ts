@@ -21,6 +21,7 @@ import { resumerObject } from './resumer/resumer-object'
 import { sessionIndexObject } from './session-index/session-index-object'
 import type { ShellStatus } from './shell-policy'
 import { createToolOffer } from './tool-selection'
+import { createMcpOffer } from './mcp-servers'
 import { createOtlpTracing } from './telemetry/otlp-tracing'
 import type { Tracing } from './telemetry/span-record'
 import { loadTelemetryConfig } from './telemetry/telemetry-config'
@@ -68,6 +69,7 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
     liveHub: createLiveHub(),
     doorbell: options.doorbell ?? eventDoorbell(config),
     tools,
+    mcp: createMcpOffer(options.env, tools.capability),
     runtimeOptions: { ...stepCrashGuard(config), ...options.runtimeOptions },
     tracing,
   }

@@ -12,6 +12,7 @@ import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
 import { createBuiltinTools } from 'zidane/tools'
 import { currentRunSettings, runToolSet } from '../run-settings'
 import { agentHandlerOptions, agentOutputs, agentRuntime, agentSpawnTool } from '../agent-deps'
+import { mcpRunTools } from '../mcp-servers'
 import type { AgentDeps } from '../agent-deps'
 import type { RunSettings } from '../../contract/session'
 import { policyPermission, restateApprovals } from './approvals'
@@ -111,9 +112,10 @@ async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: Se
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
     limits: { maxChildrenPerTurn: settings.maxChildrenPerTurn, maxChildrenPerTree: settings.maxChildrenPerRun, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
+  const mcpTools = await mcpRunTools(ctx, deps.mcp, tenantOfSessionKey(ctx.key), root)
   const agent = createAgent({
     provider: deps.provider,
-    tools: runTools(deps, ctx, settings, offered, root, spawn),
+    tools: [...runTools(deps, ctx, settings, offered, root, spawn), ...mcpTools],
     durable,
     session,
     ...approvalOptions(ctx, request, settings, events),

@@ -10,7 +10,8 @@ type Directive = { tool: string; calls: JsonObject[]; label: string }
  * The deterministic demo model `npm start` uses without an API key. Directives, one per line of the prompt:
  * `ask: <question>`, `spawn: <task> | <task>`, `shell: <command>`, `write: <path> <content>`, `read: <path>`,
  * `list: <path>`, `todo: <item> | <item>` (todowrite), `todos:` (todoread), `fail: <message>` (the services' demo tool `fail`),
- * `tool: <name> <json>` (any tool with that input; a JSON array calls it once per element in one turn); each becomes a turn of tool calls, then a
+ * `tool: <name> <json>` (any tool with that input; a JSON array calls it once per element in one turn), `mcp: <server>
+ * <tool> <json>` (the MCP tool `<server>__<tool>`, input as for `tool:`); each becomes a turn of tool calls, then a
  * final turn summarizes the results. Anything else is echoed. Text streams word by word, `tokenDelayMs` apart (default 0).
  */
 export function demoProvider(options: { model?: string; delayMs?: number; tokenDelayMs?: number } = {}): Provider {
@@ -67,7 +68,7 @@ function textOfMessage(message: Message | undefined): string {
 
 function parseDirectives(prompt: string): Directive[] {
   return prompt.split('\n').map(line => line.trim()).flatMap(line => {
-    const match = /^(ask|spawn|shell|write|read|list|todo|todos|fail|tool):\s*(.*)$/i.exec(line)
+    const match = /^(ask|spawn|shell|write|read|list|todo|todos|fail|tool|mcp):\s*(.*)$/i.exec(line)
     if (!match) return []
     return [toDirective((match[1] ?? '').toLowerCase(), match[2] ?? '')]
   })
@@ -87,6 +88,7 @@ function toDirective(verb: string, rest: string): Directive {
     case 'todos': return { tool: 'todoread', calls: [{}], label: 'todoread' }
     case 'fail': return { tool: 'fail', calls: [{ message: rest || 'failed on purpose' }], label: 'fail' }
     case 'tool': return anyToolDirective(rest)
+    case 'mcp': return mcpToolDirective(rest)
     default: return { tool: 'list_files', calls: [{ path: rest || '.' }], label: 'list_files' }
   }
 }
@@ -101,6 +103,12 @@ function anyToolDirective(rest: string): Directive {
   const name = space === -1 ? rest : rest.slice(0, space)
   const json = space === -1 ? '{}' : rest.slice(space + 1).trim()
   return { tool: name, calls: toolInputs(json), label: name }
+}
+
+/** `mcp: <server> <tool> <json>`: `tool: <server>__<tool> <json>`, the name the services give a server's tool. */
+function mcpToolDirective(rest: string): Directive {
+  const [, server = '', tool = '', input = ''] = /^(\S*)\s*(\S*)\s*(.*)$/s.exec(rest) ?? []
+  return anyToolDirective(`${server}__${tool} ${input || '{}'}`)
 }
 
 function toolInputs(json: string): JsonObject[] {

@@ -24,10 +24,13 @@ const TOOLS = [
 
 type Reply = { content: Record<string, unknown>[]; isError?: boolean }
 
-/** An MCP server with the test tools; `onCall` sees every `tools/call` before it runs. */
-export function createTestMcpServer(onCall: (record: McpCallRecord) => void): Server {
+/** An MCP server with the test tools; `onCall` sees every `tools/call` before it runs, `onList` every `tools/list`. */
+export function createTestMcpServer(onCall: (record: McpCallRecord) => void, onList: () => void = () => undefined): Server {
   const server = new Server({ name: 'zidane-test', version: '1.0.0' }, { capabilities: { tools: {} } })
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }))
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    onList()
+    return { tools: TOOLS }
+  })
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<Reply> => {
     const key = request.params._meta?.[IDEMPOTENCY_KEY]
     onCall({ tool: request.params.name, key: typeof key === 'string' ? key : null, at: Date.now() })

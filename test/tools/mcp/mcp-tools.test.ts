@@ -2,6 +2,8 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createAgent } from 'zidane'
+import { demoProvider } from 'zidane/providers'
 import { createMcpConnector, createMcpTools, listMcpTools, MCP_IDEMPOTENCY_META_KEY, mcpToolName, parseMcpServers } from '../../../src/tools/mcp'
 import type { McpServerConfig } from '../../../src/tools/mcp'
 import { startHttpMcpServer } from '../../../support/mcp-server/http-mcp-server'
@@ -82,6 +84,18 @@ describe('MCP tools over Streamable HTTP', () => {
     const started = Date.now()
     await expect(runTool(tools[0]!, { text: 'hi' })).rejects.toThrow(/The MCP tool gone__echo failed: cannot connect/)
     expect(Date.now() - started).toBeLessThan(5000)
+  })
+})
+
+describe('the demo model and an MCP server', () => {
+  it('calls an MCP tool through the loop with the mcp: directive', async () => {
+    const connector = createMcpConnector({ env: { MCP_TOKEN: TOKEN } })
+    const servers = [httpServer()]
+    const tools = createMcpTools(await listMcpTools(servers, connector, { workspace }), servers, connector, { workspace })
+    const stats = await createAgent({ provider: demoProvider(), tools }).run({ prompt: 'mcp: files echo {"text":"over  mcp"}' })
+    await connector.closeAll()
+    expect(stats.status).toBe('completed')
+    expect(stats.text).toContain('echo: over  mcp')
   })
 })
 
