@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -115,6 +115,8 @@ describe('the packed package, installed outside the repository', { timeout: 240_
     it('builds the deployment (npm run build:deploy): its services run as plain JavaScript and register with Restate', async () => {
       if (harness === undefined) throw new Error('the previous test starts the Restate server')
       await runOk('npm', ['run', 'build:deploy'], repositoryRoot)
+      // The gateway built there serves the console from its own folder.
+      expect(existsSync(join(repositoryRoot, 'build', 'ingress-gateway', 'console', 'index.html'))).toBe(true)
       const port = await freePort()
       let output = ''
       const env = { ...plainEnv, SERVICES_PORT: String(port), SERVICES_HOST: '127.0.0.1', ZIDANE_WORKSPACE_ROOT: join(project, 'workspaces'), RESTATE_IDENTITY_KEYS: '' }
