@@ -26,7 +26,7 @@ const SHELL_PROMPTS: Record<string, string> = { 'approve me': 'approved', 'deny 
 interface View {
   status: string
   /** Top-level runs and sub-agents' (these with a `label`). */
-  runs: Array<{ id: string; status: string; text?: string; label?: string }>
+  runs: Array<{ id: string; prompt: string; status: string; text?: string; label?: string }>
   /** The session's turns, sub-agents' included (each with the id of its run). */
   turns: Array<{ role: string; runId?: string; content: Array<{ type: string; text?: string }> }>
 }
@@ -76,6 +76,8 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
       if (prompt === 'slow child task') return streamedWords(60, 30, 'child')
       if (prompt === 'fail please') return { kind: 'error', status: 400, message: 'the model refuses this request', shouldRetry: false }
       if (prompt === 'and mind this') return text('minded')
+      if (prompt === 'delegate, then listen') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'spawn', input: { task: 'slow child task' } }] } : text('no message came')
+      if (prompt === 'be brief') return streamedWords(100, 20, 'brief')
       if (prompt === 'ask me') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'ask_user', input: { question: 'Which region?' } }] } : text(`noted: ${answerIn(request)}`)
       return text('ok')
     })
@@ -317,6 +319,36 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     expect(session.runs.every(run => run.status === 'completed')).toBe(true)
     // The first tab's run went on to its end, whatever the second tab sent.
     await expect.poll(() => assistantText(first), { timeout: 15_000 }).toContain('word199')
+    await first.close()
+    await second.close()
+  })
+
+  /** Tab one prompts a run that waits on a sub-agent; tab two joins it and sends a message, which steers that run. */
+  const steerFromSecondTab = async (sessionId: string): Promise<{ first: Page; second: Page; session: View; answer: string }> => {
+    const first = await open(sessionId)
+    await sendPrompt(first, 'delegate, then listen')
+    await first.getByTestId('subagent').waitFor({ timeout: 30_000 })
+    const second = await open(sessionId)
+    await second.getByTestId('subagent').waitFor({ timeout: 30_000 })
+    await sendPrompt(second, 'be brief')
+    return { first, second, session: await ended(sessionId), answer: Array.from({ length: 100 }, (_, index) => `brief${index}`).join(' ') }
+  }
+
+  it('a message sent from a second tab while the run waits on a sub-agent steers that run', async () => {
+    const { first, second, session, answer } = await steerFromSecondTab('steer')
+    expect(session.runs.map(run => run.status)).toEqual(['completed'])
+    expect(requestsFor('be brief')).toHaveLength(1)
+    expect(journaledText(session)).toBe(answer)
+    await expect.poll(() => assistantText(first), { timeout: 15_000 }).toBe(answer)
+    await first.close()
+    await second.close()
+  })
+
+  // Skipped until the chat route is fixed: the steering POST's stream starts the new message at the durable `steer`
+  // event, which reaches the log after the first deltas of the step that took the message; those are dropped.
+  it.skip('the tab that sent a steering message shows the whole answer to it', async () => {
+    const { first, second, answer } = await steerFromSecondTab('steer-answer')
+    await expect.poll(() => assistantText(second), { timeout: 15_000 }).toBe(answer)
     await first.close()
     await second.close()
   })
