@@ -81,9 +81,11 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
       if (prompt === 'ask me') return turnOf(request) === 0 ? { kind: 'message', content: [{ type: 'tool_use', name: 'ask_user', input: { question: 'Which region?' } }] } : text(`noted: ${answerIn(request)}`)
       return text('ok')
     })
-    // One tenant and no sandbox: the approved command writes its ledger outside any workspace. Every shell call waits for approval.
+    // One tenant and no sandbox: the approved command writes its ledger outside any workspace. Every shell call waits for
+    // approval. At most 4 streams at once: a stream a reload or a Stop leaves must free its slot, or the next is refused.
     stack = await startTestStack({
       ANTHROPIC_API_KEY: MODEL_KEY, ANTHROPIC_BASE_URL: m().url, ZIDANE_MODEL: 'claude-test', ZIDANE_SANDBOX: 'off', ZIDANE_APPROVE_TOOLS: 'shell', GATEWAY_CORS_ORIGINS: chatPage.origin,
+      GATEWAY_MAX_EVENT_STREAMS: '4',
     }, { tenants: 1 })
     chromium = await launchChatBrowser()
   }, 120_000)
