@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { deploymentModels } from 'zidane/providers'
+import type { ModelCatalog } from 'zidane/providers'
 import { DEFAULT_LIVE_REFRESH_MS } from './live-replicas'
 import { MAX_HOLD_MS } from './restate-ingress'
 import { DEFAULT_TENANT_LIMITS, type TenantLimits } from './tenant-limits'
@@ -42,6 +44,8 @@ export interface GatewayConfig {
    * `https://app.example.com`). Empty (the default): no cross-origin access at all.
    */
   corsOrigins?: string[]
+  /** The models prompts may name (`ZIDANE_PROVIDERS`, read as the services read it: docs/providers.md); absent: not checked. */
+  models?: ModelCatalog
   /** Fastify logger switch; `server.ts` turns it on, tests leave it off. */
   logger?: boolean
   /** Fastify log level when the logger is on (`LOG_LEVEL`, default `info`: one line per request). */
@@ -83,7 +87,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   const port = integerVariable(env, 'GATEWAY_PORT', 3000, 0, 65535)
   const restateIngressUrl = urlVariable(env, 'RESTATE_INGRESS_URL', 'http://127.0.0.1:8080')
   return {
-    apiKeys, open, host, port, restateIngressUrl,
+    apiKeys, open, host, port, restateIngressUrl, models: modelsOf(env),
     restateAdminUrl: urlVariable(env, 'RESTATE_ADMIN_URL', 'http://127.0.0.1:9070'),
     publicUrl: urlVariable(env, 'GATEWAY_PUBLIC_URL', defaultPublicUrl(host, port)),
     answerSecret: answerSecret(env, apiKeys),
@@ -171,4 +175,13 @@ function urlVariable(env: NodeJS.ProcessEnv, name: string, fallback: string): st
   if (url === null) throw new GatewayConfigError(`${name} must be an absolute http(s) URL, got "${raw}".`)
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new GatewayConfigError(`${name} must be an http(s) URL, got "${raw}".`)
   return raw.replace(/\/+$/, '')
+}
+
+/** The deployment's model catalog; a `ZIDANE_PROVIDERS` the services could not use either is a configuration error. */
+function modelsOf(env: NodeJS.ProcessEnv): ModelCatalog {
+  try {
+    return deploymentModels(env).catalog
+  } catch (error) {
+    throw new GatewayConfigError(error instanceof Error ? error.message : String(error))
+  }
 }

@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
  */
 export const GATEWAY_ERROR_CODES = {
   invalid_request: { status: 400, description: 'The request does not match the route schema (body, params, query or headers), or the body is not valid UTF-8 or not valid JSON, or has a `__proto__` or `constructor` key. The message names the field.' },
+  unknown_model: { status: 400, description: 'The prompt names a `model` the deployment does not serve (`provider:model`, or a bare model of the default provider; see docs/providers.md). The message lists the known ones.' },
   unauthorized: { status: 401, description: 'The `Authorization: Bearer <key>` header is missing, malformed, or carries a key the gateway does not know.' },
   bad_token: { status: 403, description: 'The `token` of an answer link does not match the question id.' },
   origin_not_allowed: { status: 403, description: 'A CORS preflight (`OPTIONS`) came from an origin that `GATEWAY_CORS_ORIGINS` does not list.' },

@@ -1,7 +1,5 @@
 import { join } from 'node:path'
 import type * as restate from '@restatedev/restate-sdk'
-import type { Provider } from 'zidane/providers'
-import { anthropic, demoProvider } from 'zidane/providers'
 import { createFileCrashLog } from 'zidane/restate'
 import type { RestateRuntimeOptions } from 'zidane/restate'
 import { admissionObject } from './admission/admission-object'
@@ -21,6 +19,7 @@ import { resumerObject } from './resumer/resumer-object'
 import { sessionIndexObject } from './session-index/session-index-object'
 import type { ShellStatus } from './shell-policy'
 import { createToolOffer } from './tool-selection'
+import { modelProvider } from './model-providers'
 import { createMcpOffer } from './mcp-servers'
 import { createOtlpTracing } from './telemetry/otlp-tracing'
 import type { Tracing } from './telemetry/span-record'
@@ -83,14 +82,6 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
 function otlpTracing(env: NodeJS.ProcessEnv): Tracing | undefined {
   const config = loadTelemetryConfig(env)
   return config ? createOtlpTracing(config) : undefined
-}
-
-/** The model: Anthropic when `ANTHROPIC_API_KEY` is set (honouring `ANTHROPIC_BASE_URL`), else the demo model. */
-function modelProvider(env: NodeJS.ProcessEnv): Provider {
-  const model = env.ZIDANE_MODEL
-  return env.ANTHROPIC_API_KEY
-    ? anthropic({ apiKey: env.ANTHROPIC_API_KEY, ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}), ...(model ? { model } : {}) })
-    : demoProvider(model ? { model } : {})
 }
 
 /**

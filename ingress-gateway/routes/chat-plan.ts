@@ -5,6 +5,7 @@ import { ADMISSION_WAIT_MS, admitPrompt, admitSteering } from '../admission'
 import { ANSWER_WAIT_MS, answerQuestion } from '../answer-question'
 import type { RouteDependencies } from '../app'
 import { GatewayError } from '../errors'
+import { checkModel } from '../model-check'
 import type { UiStreamTarget } from '../protocols/ui-message-sse'
 import { approvalResponses, newestUserText, type ApprovalResponse, type ChatRequestBody } from '../protocols/ui-message-request'
 import { restateCall } from '../restate-ingress'
@@ -25,6 +26,7 @@ export async function planChat(dependencies: PlanDependencies, tenant: string, s
   if (approvals.length > 0) return answerApprovals(dependencies, tenant, sessionId, approvals)
   const prompt = newestUserText(body.messages)
   const { ingress, timeline, limits, config } = dependencies
+  checkModel(config.models, body.model)
   const key = sessionKey(tenant, sessionId)
   const waitMs = config.servicesWaitMs ?? ADMISSION_WAIT_MS
   const run = await timeline.latestRun(key)

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyPluginAsync } from 'fastify'
 import type { SessionRunRequest, SessionRunResult } from '../../contract/session'
 import { ADMISSION_WAIT_MS, admitPrompt } from '../admission'
+import { checkModel } from '../model-check'
 import type { AdmissionWait } from '../admission'
 import type { RouteDependencies } from '../app'
 import { watchClient } from '../client-watch'
@@ -76,6 +77,7 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
     try {
       const waits = request.query.wait === true
       const wait: AdmissionWait = waits ? { kind: 'held', signal: client.signal, renewMs: holdMs } : { kind: 'bounded', waitMs: config.servicesWaitMs ?? ADMISSION_WAIT_MS }
+      checkModel(config.models, request.body.model)
       // The body schema admits exactly the run request's fields.
       const admitted = await admitPrompt(ingress, request.tenant, { sessionKey: sessionKey(request.tenant, sessionId), run: request.body, maxRuns: limits.maxConcurrentRuns, ...idempotencyOf(request.headers['idempotency-key'], request.body) }, wait)
       if (admitted === undefined) return reply.status(202).send({ sessionId, note: PENDING_NOTE })
