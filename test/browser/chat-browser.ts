@@ -1,7 +1,7 @@
 import { chromium } from 'playwright-core'
 import type { Browser, Page } from 'playwright-core'
 
-/** Debian's chromium, or `CHROMIUM_PATH` (CI installs the `chromium` package): Playwright cannot download its own browsers here. */
+/** Debian's chromium (CI installs the `chromium` package), or `CHROMIUM_PATH`: Playwright cannot download its browsers here. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
 /** A headless chromium and every console error and uncaught page error of the pages it opened. */
