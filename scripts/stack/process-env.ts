@@ -8,11 +8,21 @@ function listFrom(value: string | undefined): string[] {
 
 /**
  * The environment of the services process: only the variables it reads (above) and those the operator passes on to
- * tools (`ZIDANE_TOOL_ENV`); never the gateway's API keys or answer secret.
+ * tools (`ZIDANE_TOOL_ENV`) and the providers' keys `ZIDANE_PROVIDERS` names; never the gateway's API keys or answer secret.
  */
 export function servicesEnvironment(source: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const names = new Set([...SERVICES_NAMES, ...listFrom(source.ZIDANE_TOOL_ENV)])
+  const names = new Set([...SERVICES_NAMES, ...listFrom(source.ZIDANE_TOOL_ENV), ...providerKeyVariables(source.ZIDANE_PROVIDERS)])
   return Object.fromEntries(Object.entries(source).filter(([name]) => (names.has(name) || SERVICES_PREFIXES.some(prefix => name.startsWith(prefix))) && !name.startsWith('GATEWAY_')))
+}
+
+/** The variables `ZIDANE_PROVIDERS` names as its providers' keys (`apiKeyEnv`); a malformed value names none (the services say why). */
+function providerKeyVariables(providers: string | undefined): string[] {
+  try {
+    const parsed = JSON.parse(providers ?? '{}') as Record<string, { apiKeyEnv?: unknown }>
+    return Object.values(parsed).map(spec => spec.apiKeyEnv).filter((name): name is string => typeof name === 'string')
+  } catch {
+    return []
+  }
 }
 
 /** `source` without the variables of `prefixes` (a process that does not need them, such as the Restate server). */

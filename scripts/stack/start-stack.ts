@@ -101,6 +101,8 @@ export async function startStack(config: StackConfig, onFatal: (reason: string) 
     ready: () => acceptsConnections(config.gatewayPort, config.host),
     env: {
       ...withoutVariables({ ...process.env, ...extraEnv }, ['ANTHROPIC_']),
+      // The gateway checks prompts' models against the services' providers; it is told Anthropic is on, never its key.
+      ...(servicesEnv.ANTHROPIC_API_KEY ? { ZIDANE_ANTHROPIC: 'on' } : {}),
       ZIDANE_SHELL_STATUS: JSON.stringify(shell),
       GATEWAY_PORT: String(config.gatewayPort),
       GATEWAY_HOST: config.host,

@@ -6,7 +6,7 @@ import type { ChatModelPrices } from './openai-compatible/chat-prices'
 /**
  * One provider of `ZIDANE_PROVIDERS` (docs/providers.md). An `openai-compatible` provider without `models` takes any
  * model name (and then `defaultModel` is needed for bare requests). Holds no secret: the key is read by the services from the
- * variable `apiKeyEnv` names (default `<NAME>_API_KEY`, e.g. `OPENAI_API_KEY`), so the gateway, which reads the same
+ * variable `apiKeyEnv` names (default `ZIDANE_<NAME>_API_KEY`, e.g. `ZIDANE_OPENAI_API_KEY`), so the gateway, which reads the same
  * variable to know the models, never sees a key.
  */
 export type ProviderSpec =
@@ -41,7 +41,7 @@ function parseSpecs(text: string | undefined): Record<string, ProviderSpec> {
 
 /** The name of the variable holding `name`'s key. */
 export function apiKeyEnvOf(name: string, spec: ProviderSpec): string {
-  return spec.type !== 'demo' && spec.apiKeyEnv ? spec.apiKeyEnv : spec.type === 'anthropic' ? 'ANTHROPIC_API_KEY' : `${name.toUpperCase().replace(/-/g, '_')}_API_KEY`
+  return spec.type !== 'demo' && spec.apiKeyEnv ? spec.apiKeyEnv : spec.type === 'anthropic' ? 'ANTHROPIC_API_KEY' : `ZIDANE_${name.toUpperCase().replace(/-/g, '_')}_API_KEY`
 }
 
 function catalogEntry(spec: ProviderSpec): CatalogProvider {
@@ -67,14 +67,15 @@ function withDefaultModel(catalog: ModelCatalog, name: string | undefined): Mode
 
 /**
  * The deployment's providers, read the same way by the services and the gateway: `ZIDANE_PROVIDERS` (JSON, no keys),
- * plus `anthropic` when `ANTHROPIC_API_KEY` is set and the file names none, plus the demo model when there is no
+ * plus `anthropic` when `ANTHROPIC_API_KEY` (or, where the key is not given, `ZIDANE_ANTHROPIC=on`) is set and the file names none, plus the demo model when there is no
  * Anthropic provider (as before). The default provider is `ZIDANE_DEFAULT_PROVIDER`, else `anthropic`, else the first
  * of `ZIDANE_PROVIDERS`, else `demo`; `ZIDANE_MODEL` sets its default model (and, spelled `provider:model`, the
  * default provider).
  */
 export function deploymentModels(env: NodeJS.ProcessEnv): DeploymentModels {
   const configured = parseSpecs(env.ZIDANE_PROVIDERS)
-  const hasAnthropic = Object.values(configured).some(spec => spec.type === 'anthropic') || Boolean(env.ANTHROPIC_API_KEY)
+  // The gateway never gets the key: `ZIDANE_ANTHROPIC=on` tells it the services have one (the stack sets it).
+  const hasAnthropic = Object.values(configured).some(spec => spec.type === 'anthropic') || Boolean(env.ANTHROPIC_API_KEY) || env.ZIDANE_ANTHROPIC === 'on'
   const specs: Record<string, ProviderSpec> = {
     ...(hasAnthropic && !Object.values(configured).some(spec => spec.type === 'anthropic') ? { anthropic: { type: 'anthropic' as const } } : {}),
     ...(hasAnthropic ? {} : { demo: { type: 'demo' as const } }),
