@@ -355,6 +355,16 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     await second.close()
   })
 
+  // Skipped until the resume route is fixed: a reload right after sending asks for the active run before the run's
+  // `run:start` is in the log; the answer is 204 and the page shows nothing of the run that starts a moment later.
+  it.skip('a reload right after sending shows the run', async () => {
+    const page = await open('reload-at-once')
+    await sendPrompt(page, 'talk for a while')
+    await page.reload()
+    await waitForAssistantText(page, shown => shown.includes('word0'), 'the run\'s text')
+    await page.close()
+  })
+
   it('a run that fails shows its error in the page', async () => {
     const page = await open('fails')
     await sendPrompt(page, 'fail please')
