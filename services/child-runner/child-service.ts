@@ -5,6 +5,7 @@ import type { ChildRunRequest, ChildRunResult, MergedChild, SpawnLimits } from '
 import { createSession } from 'zidane/session'
 import { createBuiltinTools } from 'zidane/tools'
 import { agentHandlerOptions, agentOutputs, agentRuntime, agentSpawnTool } from '../agent-deps'
+import { mcpRunTools } from '../mcp-servers'
 import type { AgentDeps } from '../agent-deps'
 import { withErrorBoundary } from '../handler-boundary'
 import { CHILD_SERVICE, SPAWN_TOOL } from '../../contract/session'
@@ -79,7 +80,8 @@ async function runChild(deps: AgentDeps, ctx: restate.Context, request: Services
   })
   const model = request.model ?? settings.model
   const canUseTool = childPermission(settings, request.policy)
-  const agent = createAgent({ provider: deps.provider, tools: childTools(deps, request, settings, root, spawn), durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...agentOutputs(deps, root, treeKey(request)), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
+  const mcpTools = await mcpRunTools(ctx, deps.mcp, tenantOfSessionKey(treeKey(request)), root)
+  const agent = createAgent({ provider: deps.provider, tools: [...childTools(deps, request, settings, root, spawn), ...mcpTools], durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...agentOutputs(deps, root, treeKey(request)), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, deps.liveHub)
   const traceId = traceAgentRun(agent, deps.tracing, ctx.request(), { sessionKey: treeKey(request), agentName: request.subagentType ?? request.label, provider: deps.provider })

@@ -53,8 +53,8 @@ describe('MCP tools through the whole stack', () => {
     await rm(entry, { force: true })
   })
 
-  const runToEnd = async (session: string, prompt: string, timeoutMs = 120_000): Promise<View> => {
-    const response = await s().request(`/v1/sessions/${session}/prompts`, { method: 'POST', body: JSON.stringify({ prompt }) })
+  const runToEnd = async (session: string, prompt: string, timeoutMs = 120_000, extra: Record<string, unknown> = {}): Promise<View> => {
+    const response = await s().request(`/v1/sessions/${session}/prompts`, { method: 'POST', body: JSON.stringify({ prompt, ...extra }) })
     expect(response.status).toBe(202)
     return waitFor(async () => {
       const read = await s().request(`/v1/sessions/${session}?turnsAfter=0&limit=200`)
@@ -83,6 +83,18 @@ describe('MCP tools through the whole stack', () => {
     expect(textOf(results[3])).toMatch(/The MCP tool flaky__echo failed/)
     expect(results[4]).toMatchObject({ isError: true })
     expect(textOf(results[4])).toMatch(/down__echo/)
+  }, 180_000)
+
+  it('a prompt policy denies an MCP tool by its prefixed name; a sub-agent calls MCP tools too', async () => {
+    const before = files.calls.length
+    const denied = await runToEnd('mcp-policy', 'mcp: files record {"note":"denied"}', 120_000, { policy: { deny: ['files__record'] } })
+    expect(denied.status).toBe('completed')
+    expect(resultsOf(denied)[0]).toMatchObject({ isError: true })
+    expect(textOf(resultsOf(denied)[0])).toMatch(/files__record/)
+    expect(files.calls.length).toBe(before)
+    const spawned = await runToEnd('mcp-child', 'spawn: mcp: files echo {"text":"from a child"}')
+    expect(spawned.status).toBe('completed')
+    expect(textOf(resultsOf(spawned)[0])).toContain('echo: from a child')
   }, 180_000)
 
   it('random SIGKILLs during MCP calls: no call is sent twice, every one cut short is reported interrupted', async () => {
