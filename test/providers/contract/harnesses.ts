@@ -1,4 +1,5 @@
-import { anthropic, openaiCompatible } from '../../../src/providers'
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
+import { aiSdkModel, anthropic, openaiCompatible } from '../../../src/providers'
 import type { Provider } from '../../../src/providers'
 import { start, validateMessagesRequest } from '../../../support/anthropic-server'
 import type { FakeAnthropicServer } from '../../../support/anthropic-server'
@@ -28,14 +29,27 @@ export function anthropicHarness(): ContractHarness {
   }
 }
 
-/** The OpenAI-compatible provider against the fake Chat Completions API. */
-export function openAiHarness(): ContractHarness {
+const gptPrices = { 'gpt-contract': { inputPerMTok: prices.input, outputPerMTok: prices.output } }
+
+/** Our OpenAI-compatible provider pointed at `server`. */
+function ownOpenAiProvider(server: FakeOpenAiServer): Provider {
+  return openaiCompatible({ name: 'openai', apiKey: 'sk-oai-contract', baseURL: server.baseURL, model: 'gpt-contract', maxRetries: 0, idleTimeoutMs: 5_000, prices: gptPrices })
+}
+
+/** The AI SDK adapter over `@ai-sdk/openai-compatible`'s chat model (a real `LanguageModelV4`) pointed at `server`. */
+export function aiSdkOpenAiProvider(server: FakeOpenAiServer): Provider {
+  const models = createOpenAICompatible({ name: 'compat', baseURL: server.baseURL, apiKey: 'sk-oai-contract', includeUsage: true })
+  return aiSdkModel(models.chatModel('gpt-contract'), { name: 'compat', prices: gptPrices })
+}
+
+/** A provider on the Chat Completions wire (ours by default) against the fake Chat Completions API. */
+export function openAiHarness(makeProvider: (server: FakeOpenAiServer) => Provider = ownOpenAiProvider): ContractHarness {
   let server: FakeOpenAiServer
   return {
     prices,
     start: async () => { server = await startOpenAiServer({ apiKey: 'sk-oai-contract' }) },
     close: () => server.close(),
-    provider: (): Provider => openaiCompatible({ name: 'openai', apiKey: 'sk-oai-contract', baseURL: server.baseURL, model: 'gpt-contract', maxRetries: 0, idleTimeoutMs: 5_000, prices: { 'gpt-contract': { inputPerMTok: prices.input, outputPerMTok: prices.output } } }),
+    provider: (): Provider => makeProvider(server),
     answer: (answer: NeutralAnswer) => server.enqueue({
       kind: 'chat',
       ...(answer.text ? { text: answer.text } : {}),
@@ -48,3 +62,4 @@ export function openAiHarness(): ContractHarness {
     requestProblems: () => server.requests.map(request => request.problems),
   }
 }
+
