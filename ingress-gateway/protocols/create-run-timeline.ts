@@ -52,6 +52,7 @@ async function* follow(dependencies: RunTimelineDependencies, key: string, optio
         continue
       }
       for (const event of step.events) queue.push(assembler.durable(event))
+      queue.push(assembler.endOfBatch())
       moved.emit('moved')
       await queue.roomFor(signal)
     }

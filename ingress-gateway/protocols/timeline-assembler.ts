@@ -123,7 +123,7 @@ export class TimelineAssembler {
 
   private delta(run: RunState, delta: LiveDelta, out: TimelineItem[]): void {
     if (run.ended || delta.turn <= run.closedThrough) return
-    if (run.step !== undefined && delta.turn > run.step.turn) {
+    if ((run.step !== undefined && delta.turn > run.step.turn) || (run.step === undefined && run.heldDeltas.length > 0)) {
       run.heldDeltas.push(delta)
       return
     }
@@ -192,7 +192,7 @@ export class TimelineAssembler {
       out.push(...step.toolItems)
     }
     out.push({ type: 'step-end', runId: run.runId, step: turn, text, textTruncated: truncated })
-    this.closeStep(run, turn, out)
+    this.closeStep(run, turn)
   }
 
   /** A durable item of a later turn while a step is open: that step ended without its `turn:end` reaching us. */
@@ -200,15 +200,27 @@ export class TimelineAssembler {
     const step = run.step
     if (step === undefined || step.turn >= turn) return
     out.push({ type: 'step-end', runId: run.runId, step: step.turn, text: step.text, textTruncated: false })
-    this.closeStep(run, step.turn, out)
+    this.closeStep(run, step.turn)
   }
 
-  private closeStep(run: RunState, turn: number, out: TimelineItem[]): void {
+  /**
+   * The end of a batch of durable events: the deltas held for the steps after those that ended in it go out now, so
+   * what the batch holds after a step's end (a steering message the next step takes) comes before that step.
+   */
+  endOfBatch(): TimelineItem[] {
+    const out: TimelineItem[] = []
+    for (const run of this.runs.values()) {
+      if (run.step !== undefined || run.heldDeltas.length === 0) continue
+      const held = run.heldDeltas
+      run.heldDeltas = []
+      for (const delta of held) this.delta(run, delta, out)
+    }
+    return out
+  }
+
+  private closeStep(run: RunState, turn: number): void {
     run.step = undefined
     run.closedThrough = Math.max(run.closedThrough, turn)
-    const held = run.heldDeltas
-    run.heldDeltas = []
-    for (const delta of held) this.delta(run, delta, out)
   }
 
   private runEnd(run: RunState, event: SessionEvent, out: TimelineItem[]): void {

@@ -56,6 +56,8 @@ export class UiMessageStreamMapper {
   /** Set until the replay reaches the point the client holds (see {@link UiMessageStreamOptions.resumeAt}). */
   private resumeAt: ResumePoint | undefined
   private readonly heldQuestions: QuestionItem[] = []
+  /** While replaying: the items of the open step, which belong to the new message when the steer starts that step. */
+  private replayedStepItems: Array<Exclude<TimelineItem, { type: 'source-error' }>> = []
   private missed = false
 
   constructor(private readonly options: UiMessageStreamOptions) {
@@ -101,6 +103,9 @@ export class UiMessageStreamMapper {
       return []
     }
     if (point === undefined || !isResumePoint(point, item)) {
+      if (item.type === 'step-start') this.replayedStepItems = []
+      if (item.type === 'step-end') this.replayedStepItems = []
+      else this.replayedStepItems.push(item)
       this.mapOwn(item)
       return []
     }
@@ -113,7 +118,11 @@ export class UiMessageStreamMapper {
       this.reasoning = undefined
       this.step = undefined
       this.heldQuestions.length = 0
-      chunks = []
+      // The step the run made with the message may have streamed before the steer reached the log (live deltas come
+      // first): it is this message's, from its start.
+      const stepItems = this.replayedStepItems.filter(replayed => 'step' in replayed && replayed.step === steerTurn(item.turnId))
+      this.replayedStepItems = []
+      chunks = stepItems.flatMap(replayed => this.mapOwn(replayed))
     } else {
       chunks = this.mapOwn(item)
     }
@@ -286,6 +295,12 @@ export class UiMessageStreamMapper {
     this.stepDataParts.clear()
     return [...chunks, { type: 'finish-step' }]
   }
+}
+
+/** The turn a steering message joined (its turn id is `<run>-t<n>-s`: the model sees it in turn n), if the id says. */
+function steerTurn(turnId: string): number | undefined {
+  const match = /-t(\d+)-s$/.exec(turnId)
+  return match ? Number(match[1]) : undefined
 }
 
 function isResumePoint(point: ResumePoint, item: TimelineItem): boolean {

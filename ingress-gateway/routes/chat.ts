@@ -1,9 +1,11 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { sessionInterface } from '../../contract/interfaces'
 import type { RouteDependencies } from '../app'
 import { watchClient } from '../client-watch'
 import { UI_MESSAGE_STREAM_HEADERS, pipeUiMessageStream, type UiStreamTarget } from '../protocols/ui-message-sse'
 import type { ChatRequestBody } from '../protocols/ui-message-request'
 import { chatRequestSchema } from '../protocols/ui-message-request'
+import { restateCall } from '../restate-ingress'
 import { errorResponses, querySchema, sessionRouteSchema, type SessionParams } from '../schemas'
 import { streamSlotsOf } from '../stream-slots'
 import { sessionKey } from '../tenancy'
@@ -34,6 +36,12 @@ const resumeSchema = {
   querystring: querySchema({}),
   response: { 200: streamResponse, 204: { description: 'No run is active.', type: 'null' }, ...errorResponses },
 } as const
+
+/** Whether the session's current invocation is running (recorded by the run as its first write). */
+async function invocationRunning({ ingress }: RouteDependencies, key: string): Promise<boolean> {
+  const invocation = await restateCall(() => ingress.client.client(sessionInterface, key).invocation())
+  return invocation?.status === 'running'
+}
 
 /** The AI SDK UI message stream routes (`useChat`): `POST /v1/sessions/:sessionId/chat` and `GET …/chat/stream`. */
 export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async (app, dependencies) => {
@@ -79,8 +87,12 @@ export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async (app, dep
     // A page resumes on every load, a new chat's too: a session this key never ran (another key's included, which
     // is the same to this key) has no active run either, 204, so nothing leaks and nothing errs.
     const run = await timeline.latestRun(key)
-    if (run === undefined || run.ended) return reply.status(204).send()
+    const active = run !== undefined && !run.ended
+    // A run whose invocation started but whose start is not in the log yet (a reload right after sending) is the
+    // first run to start after the latest one.
+    if (!active && !(await invocationRunning(dependencies, key))) return reply.status(204).send()
     if (request.method === 'HEAD') return reply.status(200).headers(UI_MESSAGE_STREAM_HEADERS).send()
-    return stream(request, reply, async () => ({ after: run.startSeq - 1, target: { runId: run.runId } }))
+    const plan = active ? { after: run.startSeq - 1, target: { runId: run.runId } } : { after: run?.startSeq ?? 0, target: {} }
+    return stream(request, reply, async () => plan)
   })
 }

@@ -103,6 +103,8 @@ async function replica(name: string, restate: RestateHarness, dataDir: string, s
     ZIDANE_COMMANDS_DIR: join(dataDir, name, 'running-commands'),
     ZIDANE_SANDBOX: 'off',
     ZIDANE_DISABLE_TOOLS: 'shell',
+    // The SDK's "Starting invocation" lines tell which replica runs a session.
+    RESTATE_LOGGING: 'debug',
     ...servicesEnv,
   }
   const exited = async (): Promise<void> => {

@@ -16,6 +16,13 @@ function eventLog(request: RecordedRequest): { status: number; body: unknown } {
   return { status: 200, body: { events: events.filter(event => event.seq > after).slice(0, limit), count: events.length } }
 }
 
+/** The stand-in's current invocation of each session: `done`'s completed, none for a session the key never ran. */
+function invocationOf(request: RecordedRequest): { status: number; body: unknown } {
+  if (request.path.includes(keyOf(KEY_B, 'ran'))) return { status: 200, body: null }
+  const status = request.path.includes(keyOf(KEY_A, 'done')) ? 'completed' : 'running'
+  return { status: 200, body: { invocationId: 'inv_1', status, startedAt: 1 } }
+}
+
 describe('the chat routes against a stand-in Restate', () => {
   let restate: FakeRestate
   let app: FastifyInstance
@@ -23,9 +30,9 @@ describe('the chat routes against a stand-in Restate', () => {
   beforeAll(async () => {
     restate = await startFakeRestate()
     restate.otherwise(request => {
-      if (request.path.startsWith('/events/') && request.path.endsWith('/read')) return request.path.includes(keyOf(KEY_B, 'ran')) ? { status: 200, body: { events: [], count: 0 } } : eventLog(request)
+      if (request.path.startsWith('/events/') && request.path.endsWith('/read')) return request.path.includes(keyOf(KEY_B, 'ran')) || request.path.includes(keyOf(KEY_B, 'starting')) ? { status: 200, body: { events: [], count: 0 } } : eventLog(request)
       if (request.path === '/event_watch/wait') return new Promise(() => undefined)
-      if (request.path.endsWith('/invocation')) return { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } }
+      if (request.path.endsWith('/invocation')) return invocationOf(request)
       if (request.path.endsWith('/get')) return { status: 200, body: { exists: true, pending: [{ id: 'sign_q', kind: 'ask_user', question: 'q', createdAt: 1 }] } }
       return { status: 404, body: { message: 'no route' } }
     })
@@ -63,6 +70,12 @@ describe('the chat routes against a stand-in Restate', () => {
     expect(missing.statusCode).toBe(204)
     const idle = await app.inject({ method: 'GET', url: '/v1/sessions/done/chat/stream', headers: bearer(KEY_A) })
     expect(idle.statusCode).toBe(204)
+  })
+
+  it('GET …/chat/stream: a run whose invocation started before its start reached the log is streamed (a reload right after sending)', async () => {
+    const response = await app.inject({ method: 'HEAD', url: '/v1/sessions/starting/chat/stream', headers: bearer(KEY_B) })
+    expect(response.statusCode).toBe(200)
+    expect(response.headers['x-vercel-ai-ui-message-stream']).toBe('v1')
   })
 
   it('GET …/chat/stream replays the running run as a UI message stream (header v1), and chat streams share the per-key cap with event streams', async () => {

@@ -73,6 +73,7 @@ describe('concurrent event streams per API key', () => {
       const path = `/session/${encodeURIComponent(sessionKey(tenantOf(key), 's1'))}`
       restate.on(`POST ${path}/invocation`, { status: 200, body: { invocationId: 'inv_1', status: 'running', startedAt: 1 } })
       restate.on(`POST ${path}/events`, { status: 200, body: [] })
+      restate.on(`POST /events/${encodeURIComponent(sessionKey(tenantOf(key), 's1'))}/read`, { status: 200, body: { events: [], count: 0 } })
     }
     app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: restate.url, limits: { maxEventStreams: 1 } })
     base = await app.listen({ port: 0, host: '127.0.0.1' })

@@ -75,7 +75,7 @@ describe('the timeline assembler', () => {
     expect(stepText(items, 0)).toBe('second')
   })
 
-  it('holds the next step\'s deltas until the journaled end of the step before', () => {
+  it('holds the next step\'s deltas until the end of the batch that ends the step before (a steer in it goes first)', () => {
     const a = assembler()
     a.durable(durable('run:start', { runId: 'r1', prompt: 'hi' }))
     const items = [
@@ -84,10 +84,12 @@ describe('the timeline assembler', () => {
       ...a.live(delta(1, 0, 'done')),
       ...a.durable(durable('tool:end', { runId: 'r1', turnId: 'r1-t0-r', callId: 'c1', name: 'glob', isError: false, output: '' })),
       ...a.durable(durable('turn:end', { runId: 'r1', turnId: 'r1-t0-a', text: 'calling' })),
+      ...a.durable(durable('steer', { runId: 'r1', turnId: 'r1-t1-s', text: 'and then?' })),
+      ...a.endOfBatch(),
       ...a.durable(durable('turn:end', { runId: 'r1', turnId: 'r1-t1-a', text: 'done' })),
     ]
     expect(items.map(item => `${item.type}${'step' in item ? `@${item.step}` : ''}`)).toEqual([
-      'step-start@0', 'text-delta@0', 'tool-call@0', 'tool-result@0', 'step-end@0', 'step-start@1', 'text-delta@1', 'step-end@1',
+      'step-start@0', 'text-delta@0', 'tool-call@0', 'tool-result@0', 'step-end@0', 'steer', 'step-start@1', 'text-delta@1', 'step-end@1',
     ])
   })
 
