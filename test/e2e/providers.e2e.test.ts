@@ -32,6 +32,12 @@ function anthropicStage(request: RecordedRequest): { prompt: string; afterTool: 
   return { prompt: texts.filter(Boolean).at(-1) ?? '', afterTool: typeof last?.content !== 'string' && (last?.content.some(block => block.type === 'tool_result') ?? false) }
 }
 
+function lastToolResultText(request: RecordedRequest): string {
+  const last = anthropicMessages(request).at(-1)
+  const result = typeof last?.content === 'string' ? undefined : (last?.content as Array<{ type: string; content?: unknown }> | undefined)?.find(block => block.type === 'tool_result')
+  return typeof result?.content === 'string' ? result.content : JSON.stringify(result?.content)
+}
+
 function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 120_000): Promise<T> {
   return pollUntilDefined(probe, timeoutMs, 'the e2e condition')
 }
@@ -64,12 +70,17 @@ describe('providers on the real stack: OpenAI-compatible and Anthropic side by s
         // The first answer to turn 1 streams slowly, so the services die in the middle of it.
         return { kind: 'chat', text: 'The workspace is listed and all is well.', textChunkChars: 3, usage: { prompt_tokens: 50, completion_tokens: 5 }, ...(crashTurnOneServed === 1 ? { chunkIntervalMs: 400 } : {}) }
       }
+      if (prompt.startsWith('child-task')) return { kind: 'chat', text: `openai child did ${prompt}` }
       if (afterTool) return { kind: 'chat', reasoning: `reasoning of ${prompt}`, text: `openai done ${prompt}` }
       return { kind: 'chat', reasoning: 'I will list.', toolCalls: [{ id: `call.${prompt}`, name: 'list_files', arguments: { path: '.' } }] }
     })
     anthropicServer = await start({ apiKey: ANTHROPIC_KEY })
     a().setHandler((request): ScriptedResponse => {
       const { prompt, afterTool } = anthropicStage(request)
+      if (prompt.startsWith('spawn-with ')) {
+        const model = prompt.slice('spawn-with '.length)
+        return afterTool ? { kind: 'message', content: [{ type: 'text', text: `parent saw: ${lastToolResultText(request)}` }] } : { kind: 'message', content: [{ type: 'tool_use', name: 'spawn', input: { task: `child-task for ${model}`, model } }] }
+      }
       if (afterTool) return { kind: 'message', content: [{ type: 'thinking', thinking: `thought on ${prompt}`, signature: `sig-${prompt}` }, { type: 'text', text: `anthropic done ${prompt}` }] }
       return { kind: 'message', content: [{ type: 'thinking', thinking: 'list first', signature: 'sig-list' }, { type: 'tool_use', name: 'list_files', input: { path: '.' } }] }
     })
@@ -130,6 +141,17 @@ describe('providers on the real stack: OpenAI-compatible and Anthropic side by s
     const lastAnthropic = JSON.stringify(anthropicRequests.at(-1)?.body?.messages)
     expect(lastAnthropic).toContain('call_run-7')
     expect(lastAnthropic).not.toContain('reasoning of run-')
+  })
+
+  it('a sub-agent runs on the model its spawn call names; an unknown one is an error result naming the known models', async () => {
+    const routed = await s().request('/v1/sessions/spawn-openai/prompts?wait=true', { method: 'POST', body: JSON.stringify({ prompt: 'spawn-with openai:gpt-e2e' }) })
+    expect(await routed.json()).toMatchObject({ status: 'completed', text: 'parent saw: openai child did child-task for openai:gpt-e2e' })
+    expect(o().requests.filter(request => chatStage(request).prompt === 'child-task for openai:gpt-e2e').map(request => request.body?.['model'])).toEqual(['gpt-e2e'])
+    const refused = await s().request('/v1/sessions/spawn-unknown/prompts?wait=true', { method: 'POST', body: JSON.stringify({ prompt: 'spawn-with mistral:large' }) })
+    const result = (await refused.json()) as { status: string; text: string }
+    expect(result.status).toBe('completed')
+    expect(result.text).toMatch(/provider_unknown_model.*unknown provider \W*mistral/)
+    expect(result.text).toContain('openai:gpt-e2e')
   })
 
   it('the providers\' keys appear nowhere: journal, state, events, logs', async () => {
