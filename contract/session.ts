@@ -226,6 +226,11 @@ export interface RunSettings {
    * no others.
    */
   tools: string[]
+  /**
+   * The MCP servers of the run's tenant when it started (docs/mcp.md): the run and its sub-agents list these servers'
+   * tools in one journaled step each; absent (no server) they journal none, whatever the operator configures later.
+   */
+  mcpServers?: string[]
 }
 
 /**

@@ -5,6 +5,7 @@ import { ConfigurationError } from 'zidane'
 import { journalStep } from 'zidane/restate'
 import { createMcpConnector, createMcpTools, listMcpTools, mcpServersOfTenant, parseMcpServers } from 'zidane/tools'
 import type { McpConnector, McpServerConfig, McpToolList } from 'zidane/tools'
+import type { RunSettings } from '../contract/session'
 import type { ShellPolicy } from './shell-policy'
 
 /** The operator's MCP servers and the connections this process keeps to them. */
@@ -39,16 +40,29 @@ function readConfigFile(path: string): string {
   }
 }
 
+/** The names of `tenant`'s servers, for the run's journaled settings (`RunSettings.mcpServers`); none: nothing. */
+export function mcpSettings(mcp: McpOffer, tenant: string): Pick<RunSettings, 'mcpServers'> {
+  const names = mcpServersOfTenant(mcp.servers, tenant).map(server => server.name)
+  return names.length === 0 ? {} : { mcpServers: names }
+}
+
 /**
- * The MCP tools of a run of `tenant` in workspace `root`: the tool list of each of the tenant's servers, fetched once
- * per run in one journaled step (`mcp-tools`), so a replay offers the same tools whatever the servers say by then. A
- * run of a tenant without servers journals nothing. The list holds names, descriptions and schemas, never a
- * credential; a server that could not be listed offers no tool to the run.
+ * The MCP tools of a run of `tenant` in workspace `root` whose journaled `settings` name servers: the tool list of
+ * each, fetched once per run in one journaled step (`mcp-tools`), so a replay offers the same tools whatever the
+ * servers say by then. Whether the step is issued depends on the settings only, never on this process's
+ * configuration, so a replay after the operator changed it takes the same path. A named server this process no
+ * longer configures, or that could not be listed, offers no tool to the run. The list holds names, descriptions and
+ * schemas, never a credential.
  */
-export async function mcpRunTools(ctx: restate.Context, mcp: McpOffer, tenant: string, root: string): Promise<ToolDef[]> {
-  const servers = mcpServersOfTenant(mcp.servers, tenant)
-  if (servers.length === 0) return []
+export async function mcpRunTools(ctx: restate.Context, mcp: McpOffer, settings: RunSettings, tenant: string, root: string): Promise<ToolDef[]> {
+  const names = settings.mcpServers ?? []
+  if (names.length === 0) return []
+  const servers = mcp.servers.filter(server => names.includes(server.name))
   const scope = { workspace: root, tenant }
-  const list = await journalStep<McpToolList>(ctx, 'mcp-tools', () => listMcpTools(servers, mcp.connector, scope))
+  const list = await journalStep<McpToolList>(ctx, 'mcp-tools', async () => {
+    const listed = await listMcpTools(servers, mcp.connector, scope)
+    const gone = names.filter(name => !servers.some(server => server.name === name)).map(server => ({ server, message: 'no longer configured on this services process' }))
+    return { tools: listed.tools, failures: [...listed.failures, ...gone] }
+  })
   return createMcpTools(list, servers, mcp.connector, scope)
 }

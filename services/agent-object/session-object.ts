@@ -12,7 +12,7 @@ import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
 import { createBuiltinTools } from 'zidane/tools'
 import { currentRunSettings, runToolSet } from '../run-settings'
 import { agentHandlerOptions, agentOutputs, agentRuntime, agentSpawnTool } from '../agent-deps'
-import { mcpRunTools } from '../mcp-servers'
+import { mcpRunTools, mcpSettings } from '../mcp-servers'
 import type { AgentDeps } from '../agent-deps'
 import type { RunSettings } from '../../contract/session'
 import { policyPermission, restateApprovals } from './approvals'
@@ -100,7 +100,7 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, events: EventSink
 async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest, events: EventSink): Promise<AgentStats> {
   const { config } = deps
   const offered = offeredToolNames(deps)
-  const settings = await ctx.run('settings', () => currentRunSettings(config, offered, deps.env))
+  const settings = await ctx.run('settings', () => ({ ...currentRunSettings(config, offered, deps.env), ...mcpSettings(deps.mcp, tenantOfSessionKey(ctx.key)) }))
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
   const durable = agentRuntime(ctx, deps, `${ctx.key}:${ctx.request().id}`, recordedSessionStore(ctx, events, { promises: restate.RestatePromise }))
   const store = durable.stores.session
@@ -112,7 +112,7 @@ async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: Se
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
     limits: { maxChildrenPerTurn: settings.maxChildrenPerTurn, maxChildrenPerTree: settings.maxChildrenPerRun, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
-  const mcpTools = await mcpRunTools(ctx, deps.mcp, tenantOfSessionKey(ctx.key), root)
+  const mcpTools = await mcpRunTools(ctx, deps.mcp, settings, tenantOfSessionKey(ctx.key), root)
   const agent = createAgent({
     provider: deps.provider,
     tools: [...runTools(deps, ctx, settings, offered, root, spawn), ...mcpTools],

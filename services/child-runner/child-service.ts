@@ -80,7 +80,7 @@ async function runChild(deps: AgentDeps, ctx: restate.Context, request: Services
   })
   const model = request.model ?? settings.model
   const canUseTool = childPermission(settings, request.policy)
-  const mcpTools = await mcpRunTools(ctx, deps.mcp, tenantOfSessionKey(treeKey(request)), root)
+  const mcpTools = await mcpRunTools(ctx, deps.mcp, settings, tenantOfSessionKey(treeKey(request)), root)
   const agent = createAgent({ provider: deps.provider, tools: [...childTools(deps, request, settings, root, spawn), ...mcpTools], durable, session, depth: request.depth, ...(canUseTool ? { canUseTool } : {}), behavior: { ...agentOutputs(deps, root, treeKey(request)), ...(request.maxCostUsd === undefined ? {} : { maxCostUsd: request.maxCostUsd }) } })
   const live = childLiveSource(request.sessionId, request.label)
   if (live) publishAgentDeltas(agent, live, deps.liveHub)

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createMcpOffer } from '../../services/mcp-servers'
+import { createMcpOffer, mcpSettings } from '../../services/mcp-servers'
 import type { ShellPolicy } from '../../services/shell-policy'
 
 const unsandboxed: ShellPolicy = { status: { mode: 'unsandboxed' }, options: {} } as unknown as ShellPolicy
@@ -27,5 +27,12 @@ describe('createMcpOffer', () => {
   it('offers no server without configuration, and refuses invalid JSON at start', () => {
     expect(createMcpOffer({}, unsandboxed).servers).toEqual([])
     expect(() => createMcpOffer({ ZIDANE_MCP_SERVERS: '[{' }, unsandboxed)).toThrow(/ZIDANE_MCP_SERVERS is not valid JSON/)
+  })
+
+  it('journals the names of the tenant servers in the run settings, nothing without one', () => {
+    const offer = createMcpOffer({ ZIDANE_MCP_SERVERS: JSON.stringify([http('all'), { ...http('mine'), tenants: ['t1'] }]) }, unsandboxed)
+    expect(mcpSettings(offer, 't1')).toEqual({ mcpServers: ['all', 'mine'] })
+    expect(mcpSettings(offer, 't2')).toEqual({ mcpServers: ['all'] })
+    expect(mcpSettings(createMcpOffer({}, unsandboxed), 't1')).toEqual({})
   })
 })

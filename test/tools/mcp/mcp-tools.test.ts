@@ -1,4 +1,4 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, realpath, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -96,6 +96,21 @@ describe('the demo model and an MCP server', () => {
     await connector.closeAll()
     expect(stats.status).toBe('completed')
     expect(stats.text).toContain('echo: over  mcp')
+  })
+})
+
+describe('large MCP outputs', () => {
+  it('are persisted like any tool output past the threshold', async () => {
+    const connector = createMcpConnector({ env: { MCP_TOKEN: TOKEN } })
+    const servers = [httpServer()]
+    const tools = createMcpTools(await listMcpTools(servers, connector, { workspace }), servers, connector, { workspace })
+    const agent = createAgent({ provider: demoProvider(), tools, sessionId: 'big-session', behavior: { persistDir: workspace } })
+    const stats = await agent.run({ prompt: 'mcp: files big' })
+    await connector.closeAll()
+    expect(stats.status).toBe('completed')
+    const persisted = await readdir(path.join(workspace, 'big-session', 'tool-results'))
+    expect(persisted).toHaveLength(1)
+    expect((await stat(path.join(workspace, 'big-session', 'tool-results', persisted[0]!))).size).toBe(300 * 1024)
   })
 })
 
