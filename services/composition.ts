@@ -49,6 +49,8 @@ export interface Services {
   doorbell: EventDoorbell | undefined
   /** How `shell` runs (reported at start-up). */
   shell: ShellStatus
+  /** The operator's MCP servers as `<name> (<transport>)`, for the start-up report (no credential). */
+  mcpServers: string[]
   /** The traces' exporter, when `OTEL_EXPORTER_OTLP_ENDPOINT` (or a test) gives one: flushed at shutdown. */
   tracing: Tracing | undefined
 }
@@ -75,7 +77,8 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
   const agents = [sessionObject(deps, options.session), childService(deps)]
   const others = [resumerObject, inboxObject, eventLogObject, eventWatchService, admissionObject, liveReplicasObject({ token: options.liveToken }), sessionIndexObject({ retentionMs: config.sessionRetentionMs })]
   const definitions = [...agents, ...others] as restate.ServiceDefinition<string, unknown>[]
-  return { definitions, liveHub: deps.liveHub, doorbell: deps.doorbell, shell: tools.shell.status, tracing }
+  const mcpServers = deps.mcp.servers.map(server => `${server.name} (${server.transport}${server.tenants ? `, ${server.tenants.length} tenants` : ''})`)
+  return { definitions, liveHub: deps.liveHub, doorbell: deps.doorbell, shell: tools.shell.status, mcpServers, tracing }
 }
 
 /** The OTLP exporter of the agent runs' spans, when the environment names an endpoint (docs/traces.md); else none, at no cost. */

@@ -43,6 +43,7 @@ export async function serveServices(config: ServicesConfig, options: Omit<Servic
   })
   console.log(`zidane services listening on ${config.host}:${config.port}${config.identityKeys.length > 0 ? ' (request signatures required)' : ''}`)
   console.log(`zidane services: shell ${services.shell.mode} (${services.shell.reason})`)
+  if (services.mcpServers.length > 0) console.log(`zidane services: MCP servers ${services.mcpServers.join(', ')}`)
   const started = await startLiveServer(services.liveHub, live, config.ingressUrl)
   if (started) console.log(`zidane services: live deltas on ${live.host}:${live.port}`)
   hub.registration = started?.registration

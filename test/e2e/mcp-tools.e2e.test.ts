@@ -160,6 +160,7 @@ describe('MCP tools through the whole stack', () => {
     expect(events).toContain('files__echo')
     expect(events).not.toContain(SECRET)
     expect(s().output()).not.toContain(SECRET)
+    expect(s().output()).toContain('MCP servers files (http), flaky (http), down (http), local (stdio)')
   }, 60_000)
 
   /** The session's event log as the gateway streams it, read for a moment. */
