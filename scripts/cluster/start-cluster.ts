@@ -182,6 +182,8 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
       ...tsx(config.rootDir, 'ingress-gateway/server.ts'),
       env: {
         ...withoutVariables(base, ['ANTHROPIC_']),
+        // The gateway checks prompts' models against the services' providers; it is told Anthropic is on, never its key.
+        ...(servicesEnv.ANTHROPIC_API_KEY ? { ZIDANE_ANTHROPIC: 'on' } : {}),
         ZIDANE_SHELL_STATUS: JSON.stringify(shell),
         GATEWAY_PORT: String(port),
         GATEWAY_HOST: config.host,

@@ -15,19 +15,23 @@ export function servicesEnvironment(source: NodeJS.ProcessEnv): NodeJS.ProcessEn
   return Object.fromEntries(Object.entries(source).filter(([name]) => (names.has(name) || SERVICES_PREFIXES.some(prefix => name.startsWith(prefix))) && !name.startsWith('GATEWAY_')))
 }
 
-/** The variables `ZIDANE_PROVIDERS` names as its providers' keys (`apiKeyEnv`); a malformed value names none (the services say why). */
-function providerKeyVariables(providers: string | undefined): string[] {
+/**
+ * The variables holding the keys of `ZIDANE_PROVIDERS`' providers (each `apiKeyEnv`, else `ZIDANE_<NAME>_API_KEY`): the
+ * services get them, the gateway and the Restate server never do. A malformed value names none (the services say why).
+ */
+export function providerKeyVariables(providers: string | undefined): string[] {
   try {
     const parsed = JSON.parse(providers ?? '{}') as Record<string, { apiKeyEnv?: unknown }>
-    return Object.values(parsed).map(spec => spec.apiKeyEnv).filter((name): name is string => typeof name === 'string')
+    return Object.entries(parsed).map(([name, spec]) => typeof spec.apiKeyEnv === 'string' ? spec.apiKeyEnv : `ZIDANE_${name.toUpperCase().replace(/-/g, '_')}_API_KEY`)
   } catch {
     return []
   }
 }
 
-/** `source` without the variables of `prefixes` (a process that does not need them, such as the Restate server). */
+/** `source` without the variables of `prefixes` nor the providers' keys (a process that does not need them, such as the Restate server). */
 export function withoutVariables(source: NodeJS.ProcessEnv, prefixes: readonly string[]): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(source).filter(([name]) => !prefixes.some(prefix => name.startsWith(prefix))))
+  const keys = new Set(providerKeyVariables(source.ZIDANE_PROVIDERS))
+  return Object.fromEntries(Object.entries(source).filter(([name]) => !keys.has(name) && !prefixes.some(prefix => name.startsWith(prefix))))
 }
 
 /** Whether `apiKeys` (comma-separated) holds more than one key: several tenants share the stack. */
