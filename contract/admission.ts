@@ -58,12 +58,14 @@ export interface EndedRun extends WatchedRun {
  * The admission object's interface, for typed clients (`@restatedev/restate-sdk-clients`, `ctx.objectClient`):
  * - `admit`, `steer` (exclusive): decide and start, as above.
  * - `failedRun` (shared): the invocation id of the session's latest admitted run that ended with an error, or null.
+ * - `admittedPrompts` (shared): the invocation ids of the session's prompts admitted and not yet seen end, in order.
  * - `watch` (shared), `ended`, `forget` (exclusive): internal; the object sends them to itself.
  */
 export const admissionInterface = iface.object(ADMISSION_SERVICE, {
   admit: iface.json<PromptAdmissionRequest, PromptAdmission>(),
   steer: iface.json<SteeringAdmissionRequest, SteeringAdmission>(),
   failedRun: iface.shared.json<string, string | null>(),
+  admittedPrompts: iface.shared.json<string, string[]>(),
   watch: iface.shared.json<WatchedRun, void>(),
   ended: iface.json<EndedRun, void>(),
   forget: iface.json<string, void>(),

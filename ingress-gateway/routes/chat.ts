@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { admissionInterface } from '../../contract/admission'
 import { sessionInterface } from '../../contract/interfaces'
 import type { RouteDependencies } from '../app'
 import { watchClient } from '../client-watch'
@@ -37,10 +38,18 @@ const resumeSchema = {
   response: { 200: streamResponse, 204: { description: 'No run is active.', type: 'null' }, ...errorResponses },
 } as const
 
-/** Whether the session's current invocation is running (recorded by the run as its first write). */
-async function invocationRunning({ ingress }: RouteDependencies, key: string): Promise<boolean> {
-  const invocation = await restateCall(() => ingress.client.client(sessionInterface, key).invocation())
-  return invocation?.status === 'running'
+/**
+ * Whether a run of the session is coming whose start is not in the log yet: a prompt the tenant's admission started
+ * (a reload right after sending can ask before the run began) that is not the session's current invocation already
+ * ended, or a current invocation that is running.
+ */
+async function runComing({ ingress }: RouteDependencies, tenant: string, key: string): Promise<boolean> {
+  const [admitted, current] = await Promise.all([
+    restateCall(() => ingress.client.client(admissionInterface, tenant).admittedPrompts(key)),
+    restateCall(() => ingress.client.client(sessionInterface, key).invocation()),
+  ])
+  if (current?.status === 'running') return true
+  return admitted.some(invocationId => invocationId !== current?.invocationId)
 }
 
 /** The AI SDK UI message stream routes (`useChat`): `POST /v1/sessions/:sessionId/chat` and `GET …/chat/stream`. */
@@ -88,9 +97,9 @@ export const chatRoutes: FastifyPluginAsync<RouteDependencies> = async (app, dep
     // is the same to this key) has no active run either, 204, so nothing leaks and nothing errs.
     const run = await timeline.latestRun(key)
     const active = run !== undefined && !run.ended
-    // A run whose invocation started but whose start is not in the log yet (a reload right after sending) is the
-    // first run to start after the latest one.
-    if (!active && !(await invocationRunning(dependencies, key))) return reply.status(204).send()
+    // A run admitted or started whose start is not in the log yet (a reload right after sending) is the first run to
+    // start after the latest one.
+    if (!active && !(await runComing(dependencies, request.tenant, key))) return reply.status(204).send()
     if (request.method === 'HEAD') return reply.status(200).headers(UI_MESSAGE_STREAM_HEADERS).send()
     const plan = active ? { after: run.startSeq - 1, target: { runId: run.runId } } : { after: run?.startSeq ?? 0, target: {} }
     return stream(request, reply, async () => plan)

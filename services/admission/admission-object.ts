@@ -137,6 +137,8 @@ export const admissionObject = restate.implement(admissionInterface, {
     admit,
     steer,
     failedRun: async (ctx: restate.ObjectSharedContext, sessionKey: string) => (await ctx.get<string>(failedRunKey(sessionKey))) ?? null,
+    admittedPrompts: async (ctx: restate.ObjectSharedContext, sessionKey: string) =>
+      ((await ctx.get<AdmittedRun[]>(ADMITTED_RUNS_KEY)) ?? []).filter(run => run.sessionKey === sessionKey && run.kind === 'prompt').map(run => run.invocationId),
     watch,
     ended,
     forget: async (ctx: restate.ObjectContext, stateKey: string) => {

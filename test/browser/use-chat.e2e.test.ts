@@ -346,18 +346,16 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     await second.close()
   })
 
-  // Skipped until the chat route is fixed: the steering POST's stream starts the new message at the durable `steer`
-  // event, which reaches the log after the first deltas of the step that took the message; those are dropped.
-  it.skip('the tab that sent a steering message shows the whole answer to it', async () => {
+  // The step that took the message can stream before its `steer` reaches the log: it still belongs to the new message.
+  it('the tab that sent a steering message shows the whole answer to it', async () => {
     const { first, second, answer } = await steerFromSecondTab('steer-answer')
     await expect.poll(() => assistantText(second), { timeout: 15_000 }).toBe(answer)
     await first.close()
     await second.close()
   })
 
-  // Skipped until the resume route is fixed: a reload right after sending asks for the active run before the run's
-  // `run:start` is in the log; the answer is 204 and the page shows nothing of the run that starts a moment later.
-  it.skip('a reload right after sending shows the run', async () => {
+  // The reload asks for the active run before its `run:start` is in the log: the started invocation says it is coming.
+  it('a reload right after sending shows the run', async () => {
     const page = await open('reload-at-once')
     await sendPrompt(page, 'talk for a while')
     await page.reload()

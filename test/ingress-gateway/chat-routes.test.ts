@@ -18,7 +18,7 @@ function eventLog(request: RecordedRequest): { status: number; body: unknown } {
 
 /** The stand-in's current invocation of each session: `done`'s completed, none for a session the key never ran. */
 function invocationOf(request: RecordedRequest): { status: number; body: unknown } {
-  if (request.path.includes(keyOf(KEY_B, 'ran'))) return { status: 200, body: null }
+  if (request.path.includes(keyOf(KEY_B, 'ran')) || request.path.includes(keyOf(KEY_B, 'admitted'))) return { status: 200, body: null }
   const status = request.path.includes(keyOf(KEY_A, 'done')) ? 'completed' : 'running'
   return { status: 200, body: { invocationId: 'inv_1', status, startedAt: 1 } }
 }
@@ -30,9 +30,10 @@ describe('the chat routes against a stand-in Restate', () => {
   beforeAll(async () => {
     restate = await startFakeRestate()
     restate.otherwise(request => {
-      if (request.path.startsWith('/events/') && request.path.endsWith('/read')) return request.path.includes(keyOf(KEY_B, 'ran')) || request.path.includes(keyOf(KEY_B, 'starting')) ? { status: 200, body: { events: [], count: 0 } } : eventLog(request)
+      if (request.path.startsWith('/events/') && request.path.endsWith('/read')) return ['ran', 'starting', 'admitted'].some(id => request.path.includes(keyOf(KEY_B, id))) ? { status: 200, body: { events: [], count: 0 } } : eventLog(request)
       if (request.path === '/event_watch/wait') return new Promise(() => undefined)
       if (request.path.endsWith('/invocation')) return invocationOf(request)
+      if (request.path.endsWith('/admittedPrompts')) return { status: 200, body: request.body === sessionKey(tenantOf(KEY_B), 'admitted') ? ['inv_9'] : [] }
       if (request.path.endsWith('/get')) return { status: 200, body: { exists: true, pending: [{ id: 'sign_q', kind: 'ask_user', question: 'q', createdAt: 1 }] } }
       return { status: 404, body: { message: 'no route' } }
     })
@@ -72,10 +73,12 @@ describe('the chat routes against a stand-in Restate', () => {
     expect(idle.statusCode).toBe(204)
   })
 
-  it('GET …/chat/stream: a run whose invocation started before its start reached the log is streamed (a reload right after sending)', async () => {
-    const response = await app.inject({ method: 'HEAD', url: '/v1/sessions/starting/chat/stream', headers: bearer(KEY_B) })
-    expect(response.statusCode).toBe(200)
-    expect(response.headers['x-vercel-ai-ui-message-stream']).toBe('v1')
+  it('GET …/chat/stream: a run admitted or started before its start reached the log is streamed (a reload right after sending)', async () => {
+    for (const sessionId of ['starting', 'admitted']) {
+      const response = await app.inject({ method: 'HEAD', url: `/v1/sessions/${sessionId}/chat/stream`, headers: bearer(KEY_B) })
+      expect(response.statusCode, sessionId).toBe(200)
+      expect(response.headers['x-vercel-ai-ui-message-stream']).toBe('v1')
+    }
   })
 
   it('GET …/chat/stream replays the running run as a UI message stream (header v1), and chat streams share the per-key cap with event streams', async () => {
