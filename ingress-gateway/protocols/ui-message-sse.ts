@@ -10,6 +10,8 @@ import { carriesSteering, UiMessageStreamMapper, type UiMessageStreamOptions } f
 export const UI_MESSAGE_STREAM_HEADERS = { ...EVENT_STREAM_HEADERS, 'x-vercel-ai-ui-message-stream': 'v1' } as const
 
 const KEEP_ALIVE_MS = 15_000
+/** Longest a stream waits for its client to drain before cutting it off (as the AG-UI stream's). */
+const DRAIN_TIMEOUT_MS = 10_000
 
 /** One SSE frame of a chunk: `data: <json>` and a blank line. */
 export function formatChunk(chunk: UIMessageChunk): string {
@@ -34,7 +36,7 @@ export type UiStreamTarget = Omit<UiMessageStreamOptions, 'runId' | 'messageId' 
 /**
  * Writes the UI message stream of `target` from `items` to `raw` (headers already sent) until the run's stream ends
  * (`finish`/`abort`, then `[DONE]`), `items` end, or `signal` aborts (the client left: the run goes on). A frame
- * waits for `drain` while the client reads slowly, and a client holding more than 1 MiB (`MAX_VIEWER_BUFFER_BYTES`)
+ * waits for `drain` while the client reads slowly (at most 10 s, then it is cut off), and a client holding more than 1 MiB (`MAX_VIEWER_BUFFER_BYTES`)
  * unsent (keep-alives included) is cut off instead of buffered for. Returns whether the run's stream was complete.
  */
 export async function pipeUiMessageStream(raw: ServerResponse, items: AsyncIterable<TimelineItem>, initialTarget: UiStreamTarget, signal: AbortSignal): Promise<boolean> {
@@ -80,6 +82,20 @@ async function send(raw: ServerResponse, chunks: UIMessageChunk[], signal: Abort
   for (const chunk of chunks) {
     if (!writeOrCutOff(raw, formatChunk(chunk))) return false
   }
-  if (raw.writableNeedDrain) await once(raw, 'drain', { signal }).catch(() => undefined)
+  if (raw.writableNeedDrain && !(await drained(raw, signal)) && !signal.aborted) raw.destroy()
   return !signal.aborted && !raw.destroyed
+}
+
+/**
+ * Whether `raw` drained within {@link DRAIN_TIMEOUT_MS}: the live deltas that arrive meanwhile queue up in the timeline
+ * (only the durable log waits), so a client that stops reading must not be waited for long.
+ */
+async function drained(raw: ServerResponse, signal: AbortSignal): Promise<boolean> {
+  const timeout = new AbortController()
+  const timer = setTimeout(() => timeout.abort(), DRAIN_TIMEOUT_MS)
+  try {
+    return await once(raw, 'drain', { signal: AbortSignal.any([signal, timeout.signal]) }).then(() => true, () => false)
+  } finally {
+    clearTimeout(timer)
+  }
 }

@@ -108,4 +108,20 @@ describe('the UI message stream on the wire', () => {
       vi.useRealTimers()
     }
   })
+
+  it('cuts off a client that stops reading instead of waiting for it forever (live deltas would queue meanwhile)', async () => {
+    vi.useFakeTimers()
+    try {
+      const response = new FakeResponse()
+      response.writableNeedDrain = true
+      let resolved: boolean | undefined
+      const piped = pipeUiMessageStream(response as unknown as ServerResponse, itemsOf(run('r1', 'hi', ['a', 'b'])), { runId: 'r1' }, new AbortController().signal).then(complete => { resolved = complete })
+      await vi.advanceTimersByTimeAsync(60_000)
+      expect(resolved).toBe(false)
+      expect(response.destroyed).toBe(true)
+      await piped
+    } finally {
+      vi.useRealTimers()
+    }
+  })
 })
