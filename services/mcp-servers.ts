@@ -3,8 +3,10 @@ import type * as restate from '@restatedev/restate-sdk'
 import type { ToolDef } from 'zidane'
 import { ConfigurationError } from 'zidane'
 import { journalStep } from 'zidane/restate'
-import { createMcpConnector, createMcpTools, listMcpTools, mcpServersOfTenant, parseMcpServers } from 'zidane/tools'
-import type { McpConnector, McpServerConfig, McpToolList } from 'zidane/tools'
+import { createMcpConnector, createMcpElicitingCalls, createMcpTools, listMcpTools, mcpServersOfTenant, parseMcpServers } from 'zidane/tools'
+import type { McpConnector, McpElicitingCalls, McpServerConfig, McpToolList } from 'zidane/tools'
+import { elicitingMcpTool } from './mcp-elicitation'
+import type { AskUser } from './mcp-elicitation'
 import type { RunSettings } from '../contract/session'
 import type { ShellPolicy } from './shell-policy'
 
@@ -12,6 +14,8 @@ import type { ShellPolicy } from './shell-policy'
 export interface McpOffer {
   servers: readonly McpServerConfig[]
   connector: McpConnector
+  /** The calls of servers that may ask for input, held open in this process while their questions wait. */
+  elicitingCalls: McpElicitingCalls
 }
 
 /**
@@ -29,7 +33,8 @@ export function createMcpOffer(env: NodeJS.ProcessEnv, capability: ShellPolicy):
   const duplicate = names.find((name, index) => names.indexOf(name) !== index)
   if (duplicate !== undefined) throw new ConfigurationError(`two MCP servers are named "${duplicate}"`, 'mcp_config_invalid')
   const sandbox = capability.status.mode === 'disabled' ? 'refuse' : capability.options.sandbox
-  return { servers, connector: createMcpConnector({ env, ...(sandbox ? { sandbox } : {}) }) }
+  const connector = createMcpConnector({ env, ...(sandbox ? { sandbox } : {}) })
+  return { servers, connector, elicitingCalls: createMcpElicitingCalls(connector) }
 }
 
 function readConfigFile(path: string): string {
@@ -52,9 +57,11 @@ export function mcpSettings(mcp: McpOffer, tenant: string): Pick<RunSettings, 'm
  * servers say by then. Whether the step is issued depends on the settings only, never on this process's
  * configuration, so a replay after the operator changed it takes the same path. A named server this process no
  * longer configures, or that could not be listed, offers no tool to the run. The list holds names, descriptions and
- * schemas, never a credential.
+ * schemas, never a credential. With `ask` (a session's run), the tools of servers that may ask for input
+ * (`elicitation: true`) turn those requests into questions ({@link elicitingMcpTool}); without it (a sub-agent, which
+ * cannot ask) they are called without announcing elicitation.
  */
-export async function mcpRunTools(ctx: restate.Context, mcp: McpOffer, settings: RunSettings, tenant: string, root: string): Promise<ToolDef[]> {
+export async function mcpRunTools(ctx: restate.Context, mcp: McpOffer, settings: RunSettings, tenant: string, root: string, ask?: AskUser): Promise<ToolDef[]> {
   const names = settings.mcpServers ?? []
   if (names.length === 0) return []
   const servers = mcp.servers.filter(server => names.includes(server.name))
@@ -64,5 +71,11 @@ export async function mcpRunTools(ctx: restate.Context, mcp: McpOffer, settings:
     const gone = names.filter(name => !servers.some(server => server.name === name)).map(server => ({ server, message: 'no longer configured on this services process' }))
     return { tools: listed.tools, failures: [...listed.failures, ...gone] }
   })
-  return createMcpTools(list, servers, mcp.connector, scope)
+  const tools = createMcpTools(list, servers, mcp.connector, scope)
+  if (ask === undefined) return tools
+  return tools.map((tool, index) => {
+    const entry = list.tools[index]
+    const server = servers.find(candidate => candidate.name === entry?.server)
+    return entry !== undefined && server?.elicitation === true ? elicitingMcpTool(tool, entry, server, mcp.elicitingCalls, scope, ask) : tool
+  })
 }

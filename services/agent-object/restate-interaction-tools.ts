@@ -27,7 +27,7 @@ export function restateInteractionTools(ctx: restate.ObjectContext, options: { t
       inputSchema: { type: 'object', properties: { [field]: { type: 'string', minLength: 1 }, ...(field === 'question' ? { options: { type: 'array', items: { type: 'string' } } } : {}) }, required: [field], additionalProperties: false },
     },
     journal: 'self',
-    execute: (input, toolCtx) => park(ctx, kind, String(input[field]), input.options, toolCtx, options.timeoutMs),
+    execute: (input, toolCtx) => parkQuestion(ctx, kind, String(input[field]), input.options, toolCtx, options.timeoutMs),
   })
   return [
     tool('ask_user', 'Ask the user a question and wait for the answer.', 'question'),
@@ -35,7 +35,12 @@ export function restateInteractionTools(ctx: restate.ObjectContext, options: { t
   ]
 }
 
-async function park(ctx: restate.ObjectContext, kind: PendingQuestion['kind'], question: string, choices: JsonValue | undefined, toolCtx: ToolContext, timeoutMs: number | undefined): Promise<ToolResult> {
+/**
+ * Lists `question` in the session's pending questions (registered with the resumer first) and parks the call on its
+ * awakeable until it is answered (the answer's text) or `timeoutMs` passes (an error result). Journals itself through
+ * `ctx`: call it outside any step, on every replay alike.
+ */
+export async function parkQuestion(ctx: restate.ObjectContext, kind: PendingQuestion['kind'], question: string, choices: JsonValue | undefined, toolCtx: ToolContext, timeoutMs: number | undefined): Promise<ToolResult> {
   const awakeable = ctx.awakeable<JsonValue>()
   const createdAt = await ctx.date.now()
   const pending: PendingQuestion = { id: awakeable.id, kind, callId: toolCtx.callId, question, createdAt, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}), ...(timeoutMs ? { expiresAt: createdAt + timeoutMs } : {}) }

@@ -13,6 +13,7 @@ import { createBuiltinTools } from 'zidane/tools'
 import { currentRunSettings, runToolSet } from '../run-settings'
 import { agentHandlerOptions, agentOutputs, agentRuntime, agentSpawnTool } from '../agent-deps'
 import { mcpRunTools, mcpSettings } from '../mcp-servers'
+import type { AskUser } from '../mcp-elicitation'
 import type { AgentDeps } from '../agent-deps'
 import type { RunSettings } from '../../contract/session'
 import { policyPermission, restateApprovals } from './approvals'
@@ -21,7 +22,7 @@ import { withErrorBoundary } from '../handler-boundary'
 import type { HandlerEnding } from '../handler-boundary'
 import { inboxSteering, takeForDelivery } from './inbox-steering'
 import { PENDING_QUESTIONS_KEY } from './pending-questions'
-import { INTERACTION_TOOL_NAMES, restateInteractionTools } from './restate-interaction-tools'
+import { INTERACTION_TOOL_NAMES, parkQuestion, restateInteractionTools } from './restate-interaction-tools'
 import { readSessionView } from './session-view'
 import { CANCELLED_CALL_TEXT, endKilledRuns, endRunningRuns, FAILED_CALL_TEXT } from './run-endings'
 import type { RunsEnding } from './run-endings'
@@ -112,7 +113,9 @@ async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: Se
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
     limits: { maxChildrenPerTurn: settings.maxChildrenPerTurn, maxChildrenPerTree: settings.maxChildrenPerRun, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
-  const mcpTools = await mcpRunTools(ctx, deps.mcp, settings, tenantOfSessionKey(ctx.key), root)
+  // A server's request for input waits as a question, as ask_user's do.
+  const askUser: AskUser = (question, toolCtx) => parkQuestion(ctx, 'ask_user', question, undefined, toolCtx, settings.questionTimeoutMs)
+  const mcpTools = await mcpRunTools(ctx, deps.mcp, settings, tenantOfSessionKey(ctx.key), root, askUser)
   const agent = createAgent({
     provider: deps.provider,
     tools: [...runTools(deps, ctx, settings, offered, root, spawn), ...mcpTools],

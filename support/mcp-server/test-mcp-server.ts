@@ -19,6 +19,7 @@ const TOOLS = [
   { name: 'picture', description: 'Returns an image, an embedded resource and a resource link.', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } },
   { name: 'big', description: 'Returns 300 KiB of text.', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } },
   { name: 'read_path', description: 'Reads a file by absolute path.', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, annotations: { readOnlyHint: true } },
+  { name: 'confirm', description: 'Asks its user (elicitation) and returns the answer.', inputSchema: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] } },
   { name: 'whoami', description: 'Says whether the secret variable MCP_TEST_SECRET is set, and which variables it sees.', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } },
 ]
 
@@ -34,6 +35,10 @@ export function createTestMcpServer(onCall: (record: McpCallRecord) => void, onL
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<Reply> => {
     const key = request.params._meta?.[IDEMPOTENCY_KEY]
     onCall({ tool: request.params.name, key: typeof key === 'string' ? key : null, at: Date.now() })
+    if (request.params.name === 'confirm') {
+      const answer = await server.elicitInput({ message: String(request.params.arguments?.question), requestedSchema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] } })
+      return { content: [{ type: 'text', text: `confirmed: ${answer.action} ${JSON.stringify(answer.content ?? null)}` }] }
+    }
     return runTool(request.params.name, request.params.arguments ?? {})
   })
   return server

@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
+import { readdir, readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { INTERRUPTED_TOOL_TEXT } from 'zidane'
 import { waitFor } from '../helpers/restate/restate-harness'
@@ -47,7 +48,7 @@ describe('MCP tools through the whole stack', () => {
       { name: 'files', transport: 'http', url: files.url, headers: { Authorization: 'Bearer ${ZIDANE_MCP_TEST_TOKEN}' }, callTimeoutMs: 20_000 },
       { name: 'flaky', transport: 'http', url: flaky.url, connectTimeoutMs: 3000, callTimeoutMs: 3000 },
       { name: 'down', transport: 'http', url: down.url, connectTimeoutMs: 3000 },
-      { name: 'local', transport: 'stdio', command: `exec '${node}' '${entry}' --stdio`, env: { MCP_TEST_SECRET: '${ZIDANE_MCP_TEST_TOKEN}' }, readOnlyPaths: [node, REPOSITORY_MODULES] },
+      { name: 'local', transport: 'stdio', command: `exec '${node}' '${entry}' --stdio`, env: { MCP_TEST_SECRET: '${ZIDANE_MCP_TEST_TOKEN}' }, readOnlyPaths: [node, REPOSITORY_MODULES], elicitation: true },
     ]
     stack = await startTestStack({ ZIDANE_MCP_SERVERS: JSON.stringify(servers), ZIDANE_MCP_TEST_TOKEN: SECRET })
   }, 180_000)
@@ -100,6 +101,54 @@ describe('MCP tools through the whole stack', () => {
     const spawned = await runToEnd('mcp-child', 'spawn: mcp: files echo {"text":"from a child"}')
     expect(spawned.status).toBe('completed')
     expect(textOf(resultsOf(spawned)[0])).toContain('echo: from a child')
+  }, 180_000)
+
+  it('a server request for input (elicitation) is a pending question answered through /v1/awakeables/{id}/resolve', async () => {
+    const response = await s().request('/v1/sessions/mcp-elicit/prompts', { method: 'POST', body: JSON.stringify({ prompt: 'mcp: local confirm {"question":"deploy now?"}' }) })
+    expect(response.status).toBe(202)
+    const question = await waitFor(async () => {
+      const read = await s().request('/v1/sessions/mcp-elicit')
+      const body = (await read.json()) as { pending?: Array<{ id: string; question: string; answerUrl: string }> }
+      return body.pending?.[0]
+    }, 60_000, 'the elicitation to be pending')
+    expect(question.question).toContain('The tool local__confirm asks: deploy now?')
+    const answered = await s().request(`/v1/awakeables/${question.id}/resolve`, { method: 'POST', body: JSON.stringify({ answer: '{"answer":"yes"}' }) })
+    expect(answered.status).toBe(200)
+    const view = await waitFor(async () => {
+      const read = await s().request('/v1/sessions/mcp-elicit?turnsAfter=0&limit=200')
+      const body = (await read.json()) as View
+      return body.status === 'completed' ? body : undefined
+    }, 60_000, 'the run to complete')
+    expect(textOf(resultsOf(view)[0])).toBe('confirmed: accept {"answer":"yes"}')
+  }, 180_000)
+
+  it('an elicitation whose process was killed while it waited is reported interrupted, never sent again', async () => {
+    const response = await s().request('/v1/sessions/mcp-elicit-kill/prompts', { method: 'POST', body: JSON.stringify({ prompt: 'mcp: local confirm {"question":"still there?"}' }) })
+    expect(response.status).toBe(202)
+    const pending = async (): Promise<{ id: string } | undefined> => {
+      const read = await s().request('/v1/sessions/mcp-elicit-kill')
+      return ((await read.json()) as { pending?: Array<{ id: string }> }).pending?.[0]
+    }
+    const question = await waitFor(pending, 60_000, 'the elicitation to be pending')
+    // The call the question belongs to was held open by this process: it dies with it.
+    s().services().current()?.kill('SIGKILL')
+    const answered = await waitFor(async () => {
+      const answer = await s().request(`/v1/awakeables/${question.id}/resolve`, { method: 'POST', body: JSON.stringify({ answer: 'yes' }) })
+      return answer.status === 200 ? answer : undefined
+    }, 60_000, 'the answer to be taken')
+    expect(answered.status).toBe(200)
+    const view = await waitFor(async () => {
+      const read = await s().request('/v1/sessions/mcp-elicit-kill?turnsAfter=0&limit=200')
+      const body = (await read.json()) as View
+      return body.status === 'completed' ? body : undefined
+    }, 90_000, 'the run to complete')
+    expect(resultsOf(view)[0]?.content).toBe(INTERRUPTED_TOOL_TEXT)
+    // The stdio server's ledger in the session's workspace: the call was received once, never sent again.
+    const ledgers = (await readdir(join(s().dataDir, 'workspaces'), { recursive: true })).filter(name => name.endsWith('mcp-calls.jsonl'))
+    const confirms = (await Promise.all(ledgers.map(name => readFile(join(s().dataDir, 'workspaces', name), 'utf8'))))
+      .flatMap(text => text.trim().split('\n')).map(line => JSON.parse(line) as { tool: string; key: string }).filter(record => record.tool === 'confirm')
+    expect(confirms.length).toBeGreaterThanOrEqual(1)
+    expect(new Set(confirms.map(record => record.key)).size).toBe(confirms.length)
   }, 180_000)
 
   it('random SIGKILLs during MCP calls: no call is sent twice, every one cut short is reported interrupted', async () => {

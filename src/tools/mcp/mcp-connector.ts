@@ -2,6 +2,8 @@ import { realpathSync } from 'node:fs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js'
 import type { CommandSandbox } from '../builtin/command-sandbox'
 import { SandboxedStdioTransport } from './sandboxed-stdio-transport'
 import { toolEnvironment } from '../builtin/tool-environment'
@@ -23,6 +25,11 @@ export interface McpConnection {
 /** Opens connections to the configured servers, keeps each open while it is used, and drops those that fail. */
 export interface McpConnector {
   connect(server: McpServerConfig, scope: McpScope, signal?: AbortSignal): Promise<McpConnection>
+  /**
+   * A connection of its own, not shared nor kept (the caller closes it), announcing the `elicitation` capability with
+   * `onElicit` answering the server's requests for input: a call that may ask its user something.
+   */
+  connectAlone(server: McpServerConfig, scope: McpScope, onElicit: ElicitHandler, signal?: AbortSignal): Promise<McpConnection>
   /** Closes and forgets the connection (after a failure: the next call connects again). */
   drop(server: McpServerConfig, scope: McpScope): void
   closeAll(): Promise<void>
@@ -67,6 +74,7 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
       entry.timer = setTimeout(() => drop(key), idleMs).unref()
       return entry.connection
     },
+    connectAlone: (server, scope, onElicit, signal) => connectServer(server, scope, env, options.sandbox, signal, onElicit),
     drop: (server, scope) => drop(keyOf(server, scope)),
     closeAll: async () => {
       for (const key of [...open.keys()]) drop(key)
@@ -74,9 +82,13 @@ export function createMcpConnector(options: McpConnectorOptions = {}): McpConnec
   }
 }
 
-async function connectServer(server: McpServerConfig, scope: McpScope, env: NodeJS.ProcessEnv, sandbox: CommandSandbox | 'refuse' | undefined, signal?: AbortSignal): Promise<McpConnection> {
+/** Answers a server's `elicitation/create` request (its message and the form's JSON schema). */
+export type ElicitHandler = (request: { message: string; requestedSchema: Record<string, unknown> }) => Promise<ElicitResult>
+
+async function connectServer(server: McpServerConfig, scope: McpScope, env: NodeJS.ProcessEnv, sandbox: CommandSandbox | 'refuse' | undefined, signal?: AbortSignal, onElicit?: ElicitHandler): Promise<McpConnection> {
   const secrets = new Set<string>()
-  const client = new Client({ name: 'zidane', version: '0.1.0' }, { capabilities: {} })
+  const client = new Client({ name: 'zidane', version: '0.1.0' }, { capabilities: onElicit ? { elicitation: { form: {} } } : {} })
+  if (onElicit) client.setRequestHandler(ElicitRequestSchema, request => onElicit({ message: request.params.message, requestedSchema: 'requestedSchema' in request.params ? request.params.requestedSchema as Record<string, unknown> : {} }))
   // An unused connection must never hold the services process open nor throw unhandled.
   client.onerror = () => undefined
   try {

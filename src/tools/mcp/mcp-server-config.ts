@@ -22,6 +22,11 @@ export interface McpServerConfig {
   connectTimeoutMs?: number
   /** Time one `tools/call` may take. Default {@link MCP_CALL_TIMEOUT_MS}. */
   callTimeoutMs?: number
+  /**
+   * The server may ask the session's user for input during a call (elicitation): each call gets a connection of its
+   * own, and each request becomes a question in the session's pending list. Default false (not announced).
+   */
+  elicitation?: boolean
 }
 
 /** Default time to connect to a server and initialize the session. */
@@ -60,6 +65,7 @@ function checkServer(entry: unknown, where: string): McpServerConfig {
   if (server.transport === 'stdio' && typeof server.command !== 'string') fail('a stdio server needs a "command"')
   for (const key of ['headers', 'env'] as const) if (server[key] !== undefined && !isStringRecord(server[key])) fail(`"${key}" must map names to strings`)
   for (const key of ['readOnlyPaths', 'tenants'] as const) if (server[key] !== undefined && !isStringList(server[key])) fail(`"${key}" must be a list of strings`)
+  if (server.elicitation !== undefined && typeof server.elicitation !== 'boolean') fail('"elicitation" must be true or false')
   for (const key of ['connectTimeoutMs', 'callTimeoutMs'] as const) if (server[key] !== undefined && !(typeof server[key] === 'number' && server[key] > 0)) fail(`"${key}" must be a number above 0`)
   return server as unknown as McpServerConfig
 }

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
 import { demoProvider } from 'zidane/providers'
-import { createMcpConnector, createMcpTools, listMcpTools, MCP_IDEMPOTENCY_META_KEY, mcpToolName, parseMcpServers } from '../../../src/tools/mcp'
+import { createMcpConnector, createMcpTools, elicitResult, listMcpTools, MCP_IDEMPOTENCY_META_KEY, mcpToolName, parseMcpServers } from '../../../src/tools/mcp'
 import type { McpServerConfig } from '../../../src/tools/mcp'
 import { startHttpMcpServer } from '../../../support/mcp-server/http-mcp-server'
 import type { HttpMcpServer } from '../../../support/mcp-server/http-mcp-server'
@@ -33,7 +33,7 @@ describe('MCP tools over Streamable HTTP', () => {
     const list = await listMcpTools([httpServer()], connector, { workspace })
     await connector.closeAll()
     expect(list.failures).toEqual([])
-    expect(list.tools.map(tool => [tool.name, tool.readOnly])).toEqual([['files__echo', true], ['files__record', false], ['files__picture', true], ['files__big', true], ['files__read_path', true], ['files__whoami', true]])
+    expect(list.tools.map(tool => [tool.name, tool.readOnly])).toEqual([['files__echo', true], ['files__record', false], ['files__picture', true], ['files__big', true], ['files__read_path', true], ['files__confirm', false], ['files__whoami', true]])
     expect(JSON.stringify(list)).not.toContain(TOKEN)
   })
 
@@ -111,6 +111,19 @@ describe('large MCP outputs', () => {
     const persisted = await readdir(path.join(workspace, 'big-session', 'tool-results'))
     expect(persisted).toHaveLength(1)
     expect((await stat(path.join(workspace, 'big-session', 'tool-results', persisted[0]!))).size).toBe(300 * 1024)
+  })
+})
+
+describe('elicitResult', () => {
+  const one = { type: 'object', properties: { answer: { type: 'string' } } }
+  const two = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } } }
+  it('accepts an object or its JSON text, fills a single field with text, declines or cancels when told', () => {
+    expect(elicitResult({ a: '1', b: '2' }, two)).toEqual({ action: 'accept', content: { a: '1', b: '2' } })
+    expect(elicitResult('{"answer":"yes"}', one)).toEqual({ action: 'accept', content: { answer: 'yes' } })
+    expect(elicitResult('yes', one)).toEqual({ action: 'accept', content: { answer: 'yes' } })
+    expect(elicitResult('yes', two)).toEqual({ action: 'decline' })
+    expect(elicitResult('decline', one)).toEqual({ action: 'decline' })
+    expect(elicitResult('cancel', one)).toEqual({ action: 'cancel' })
   })
 })
 
