@@ -63,8 +63,9 @@ async function* follow(dependencies: RunTimelineDependencies, key: string, optio
     yield* queue.drain(signal)
   } finally {
     stop.abort()
-    unsubscribe()
     await Promise.allSettled([durable, pending])
+    // After the durable feed ended: one that catches up while it ends (a read in flight) subscribes only then.
+    unsubscribe()
   }
 }
 
