@@ -44,6 +44,11 @@ async function* follow(dependencies: RunTimelineDependencies, key: string, optio
   const queue = new ItemQueue<TimelineItem>(QUEUE_HIGH_WATER)
   const moved = new EventEmitter().setMaxListeners(0)
   const reportError = (error: unknown): void => queue.push([{ type: 'source-error', code: error instanceof GatewayError ? error.code : 'restate_error', message: error instanceof Error ? error.message : String(error) }])
+  // A producer that fails unexpectedly ends the follow (the client resumes) rather than rejecting unhandled.
+  const fail = (error: unknown): void => {
+    reportError(error)
+    stop.abort()
+  }
   let unsubscribe = (): void => undefined
   const durable = (async () => {
     for await (const step of followEventLog(eventLog.feeds, eventLog.source, key, options.after, signal, reportError)) {
@@ -56,9 +61,9 @@ async function* follow(dependencies: RunTimelineDependencies, key: string, optio
       moved.emit('moved')
       await queue.roomFor(signal)
     }
-  })()
+  })().catch(fail)
   const changed = async (): Promise<void> => { await once(moved, 'moved', { signal }).catch(() => undefined) }
-  const pending = pollPending(ingress, key, () => assembler.awaitsCalls(), questions => queue.push(assembler.pending(questions)), changed, signal)
+  const pending = pollPending(ingress, key, () => assembler.awaitsCalls(), questions => queue.push(assembler.pending(questions)), changed, signal).catch(fail)
   try {
     yield* queue.drain(signal)
   } finally {

@@ -25,4 +25,24 @@ describe('the run timeline', () => {
     await new Promise(resolve => setImmediate(resolve))
     expect(live.subscribers()).toBe(0)
   })
+
+  it('an event the assembler cannot read ends the follow instead of rejecting unhandled (which would end the process)', async () => {
+    const malformed = { seq: 1, type: 'run:start', at: 1, data: null } as unknown as ReadEventsResult['events'][number]
+    const source: EventLogSource = {
+      read: async () => ({ events: [malformed], count: 1 }),
+      watch: async (_key, _after, _timeoutMs, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error))),
+    }
+    const timeline = createRunTimeline({ ingress: {} as RestateIngress, live: fakeLive(), eventLog: { source, feeds: new SessionFeeds(source, 60_000) }, config: { publicUrl: 'http://gateway.test', answerSecret: 'secret' } })
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown): void => { unhandled.push(reason) }
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const seen: string[] = []
+      for await (const item of timeline.follow('t~s', { after: 0, signal: AbortSignal.timeout(2_000) })) seen.push(item.type)
+      await new Promise(resolve => setImmediate(resolve))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
 })
