@@ -24,15 +24,18 @@ export function newestUserText(messages: readonly ChatRequestMessage[]): string 
 
 /**
  * The approvals the client answered: the tool parts of the last message, when it is the assistant's, in state
- * `approval-responded` (the state `addToolApprovalResponse` gives a part of `ai` 7). Empty for any other request.
+ * `approval-responded` (the state `addToolApprovalResponse` gives a part of `ai` 7), each approval once. Empty for any other request.
  */
 export function approvalResponses(messages: readonly ChatRequestMessage[]): ApprovalResponse[] {
   const last = messages.at(-1)
   if (last?.role !== 'assistant') return []
+  // Each approval once (the first part that answers it): a repeated part must not become one more answer call.
+  const seen = new Set<string>()
   return last.parts.flatMap(part => {
     const isTool = part.type === 'dynamic-tool' || part.type.startsWith('tool-')
-    if (!isTool || part.state !== 'approval-responded' || !isApproval(part.approval)) return []
+    if (!isTool || part.state !== 'approval-responded' || !isApproval(part.approval) || seen.has(part.approval.id)) return []
     const { id, approved, reason } = part.approval
+    seen.add(id)
     const callId = typeof part.toolCallId === 'string' ? { toolCallId: part.toolCallId } : {}
     return [{ id, approved, ...callId, ...(typeof reason === 'string' && reason !== '' ? { reason: reason.slice(0, 2_000) } : {}) }]
   })

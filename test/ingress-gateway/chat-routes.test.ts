@@ -34,7 +34,8 @@ describe('the chat routes against a stand-in Restate', () => {
       if (request.path === '/event_watch/wait') return new Promise(() => undefined)
       if (request.path.endsWith('/invocation')) return invocationOf(request)
       if (request.path.endsWith('/admittedPrompts')) return { status: 200, body: request.body === sessionKey(tenantOf(KEY_B), 'admitted') ? ['inv_9'] : [] }
-      if (request.path.endsWith('/get')) return { status: 200, body: { exists: true, pending: [{ id: 'sign_q', kind: 'ask_user', question: 'q', createdAt: 1 }] } }
+      if (request.path.endsWith('/get')) return { status: 200, body: { exists: true, pending: [{ id: 'sign_q', kind: 'ask_user', question: 'q', createdAt: 1 }, { id: 'sign_ap', kind: 'approval', question: 'run shell?', callId: 'c1', createdAt: 1 }] } }
+      if (request.path.startsWith('/resumer/sign_ap/')) return { status: 200, body: { outcome: 'answered' } }
       return { status: 404, body: { message: 'no route' } }
     })
     app = await testGateway({ restateIngressUrl: restate.url, restateAdminUrl: restate.url, limits: { maxEventStreams: 1 } })
@@ -64,6 +65,24 @@ describe('the chat routes against a stand-in Restate', () => {
       expect(response.json().error.code).toBe('approval_not_pending')
     }
     expect(restate.requests.filter(request => request.path.startsWith('/resumer/'))).toEqual([])
+  })
+
+  it('answers an approval the message repeats once (a repeated part must not become one Restate call each)', async () => {
+    const message = approvalMessage('sign_ap')
+    const repeated = { ...message, parts: [message.parts[0], message.parts[0], message.parts[0]] }
+    const client = new AbortController()
+    const response = await fetch(`${base}/v1/sessions/ran/chat`, { method: 'POST', headers: { ...bearer(KEY_A), 'content-type': 'application/json' }, body: JSON.stringify({ messages: [user('x'), repeated] }), signal: client.signal })
+    expect(response.status).toBe(200)
+    client.abort()
+    expect(restate.requests.filter(request => request.path.startsWith('/resumer/')).length).toBe(1)
+    // The slot is freed once the gateway saw the client leave (the next tests stream again).
+    for (let tries = 0; ; tries++) {
+      const again = await fetch(`${base}/v1/sessions/ran/events`, { headers: bearer(KEY_A) })
+      await again.body?.cancel()
+      if (again.status === 200) break
+      expect(tries).toBeLessThan(100)
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
   })
 
   it('GET …/chat/stream: 204 when the latest run ended, and for a session this key never ran (a new chat resumes on load too)', async () => {
