@@ -19,6 +19,8 @@ export const EVENT_WAITERS_STATE_KEY = 'event_waiters'
 export const EVENT_CURSOR_STATE_KEY = 'event_cursor'
 /** State key of the durable time until which a viewer counts as following the log (set at each subscribe). Durable: never rename. */
 export const EVENT_WATCHED_STATE_KEY = 'event_watched_until'
+/** State key of where the latest top-level run starts in the log (a {@link LatestRunStart}). Durable: never rename. */
+export const EVENT_LATEST_RUN_STATE_KEY = 'event_latest_run'
 /** Events per page. Durable: pages already written use it. */
 export const EVENT_PAGE_SIZE = 64
 
@@ -71,6 +73,12 @@ export interface SessionChanges {
   turnCount: number
   runCount: number
 }
+
+/**
+ * Output of the shared `events/<key>/latestRun`: the latest top-level `run:start` the log appended (its run id and
+ * `seq`) and whether that run's `run:end` followed; null for a log without one (or written before this was kept).
+ */
+export interface LatestRunStart { runId: string; startSeq: number; ended: boolean }
 
 /** Input of the shared `events/<key>/read`: events with `seq > after`, at most `limit` (default 100, at most 500). */
 export interface ReadEventsRequest { after?: number; limit?: number }

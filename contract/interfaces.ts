@@ -3,7 +3,7 @@ import type { AddMessageRequest, AnswerResult, OwnedAnswerRequest, SessionInvoca
 import type { EraseSessionRequest, EraseSessionResult, SessionIndexExpireRequest, SessionIndexListRequest, SessionIndexPage, SessionIndexRemoveRequest, SessionIndexUpdate } from './session-index'
 import { SESSION_INDEX_SERVICE } from './session-index'
 import { INBOX_SERVICE, RESUMER_SERVICE, SESSION_SERVICE } from './session'
-import type { ReadEventsRequest, ReadEventsResult, WatchRequest, WatchResult } from './event-log'
+import type { LatestRunStart, ReadEventsRequest, ReadEventsResult, WatchRequest, WatchResult } from './event-log'
 import { EVENT_WATCH_SERVICE, EVENTS_SERVICE } from './event-log'
 
 // The handlers callers outside a service reach (the gateway through the ingress, the admission object through its
@@ -36,6 +36,7 @@ export const resumerInterface = iface.object(RESUMER_SERVICE, {
 /** The event log's shared `read` of a range. */
 export const eventLogInterface = iface.object(EVENTS_SERVICE, {
   read: iface.shared.json<ReadEventsRequest, ReadEventsResult>(),
+  latestRun: iface.shared.json<void, LatestRunStart | null>(),
 })
 
 /** The watch service's `wait`: parks until a session's log grows. */

@@ -1,10 +1,11 @@
 import { EventEmitter, once } from 'node:events'
+import { eventLogInterface } from '../../contract/interfaces'
 import { answerUrl } from '../answer-token'
 import type { GatewayConfig } from '../config'
-import { GatewayError } from '../errors'
+import { GatewayError, RestateCallError } from '../errors'
 import { followEventLog } from '../event-log-follow'
 import type { LiveDeltas } from '../live-deltas'
-import type { RestateIngress } from '../restate-ingress'
+import { restateCall, type RestateIngress } from '../restate-ingress'
 import type { EventLogSource, SessionFeeds } from '../session-feeds'
 import { ItemQueue } from './item-queue'
 import { pollPending } from './pending-poll'
@@ -31,7 +32,7 @@ export function createRunTimeline(dependencies: RunTimelineDependencies): RunTim
   return {
     follow: (key, options) => follow(dependencies, key, options),
     eventCount: async key => (await source.read(key, Number.MAX_SAFE_INTEGER, 1)).count,
-    latestRun: key => latestRun(source, key),
+    latestRun: key => latestRun(dependencies.ingress, source, key),
   }
 }
 
@@ -74,8 +75,18 @@ async function* follow(dependencies: RunTimelineDependencies, key: string, optio
   }
 }
 
+/** The session's latest top-level run: one read of where the log keeps it, else (an older log) looked for. */
+async function latestRun(ingress: RestateIngress, source: EventLogSource, key: string): Promise<RunPosition | undefined> {
+  // Services of a release before the handler answer 404: the log is looked through as then.
+  const kept = await restateCall(() => ingress.client.client(eventLogInterface, key).latestRun()).catch((error: unknown) => {
+    if (error instanceof RestateCallError && error.status === 404) return null
+    throw error
+  })
+  return kept ?? lookBackForLatestRun(source, key)
+}
+
 /** The session's latest top-level run, found by reading its log backwards a page at a time from the end. */
-async function latestRun(source: EventLogSource, key: string): Promise<RunPosition | undefined> {
+async function lookBackForLatestRun(source: EventLogSource, key: string): Promise<RunPosition | undefined> {
   const { count } = await source.read(key, Number.MAX_SAFE_INTEGER, 1)
   let ended = new Set<string>()
   for (let after = Math.max(0, count - LOOK_BACK_PAGE); ; after = Math.max(0, after - LOOK_BACK_PAGE)) {

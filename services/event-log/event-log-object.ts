@@ -1,9 +1,9 @@
 import * as restate from '@restatedev/restate-sdk'
 import { SESSION_SERVICE } from '../../contract/session'
 import type { SessionObject } from '../agent-object/session-object'
-import type { AppendEventsRequest, EventCursor, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionChanges, SessionEvent, SubscribeRequest, SyncEventsRequest, SyncEventsResult, UnsubscribeRequest, WatchRequest, WatchResult } from '../../contract/event-log'
+import type { AppendEventsRequest, EventCursor, LatestRunStart, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionChanges, SessionEvent, SubscribeRequest, SyncEventsRequest, SyncEventsResult, UnsubscribeRequest, WatchRequest, WatchResult } from '../../contract/event-log'
 import {
-  EVENT_COUNT_STATE_KEY, EVENT_CURSOR_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENT_WATCHED_STATE_KEY, EVENTS_SERVICE, WATCHED_FOR_MS,
+  EVENT_COUNT_STATE_KEY, EVENT_CURSOR_STATE_KEY, EVENT_LATEST_RUN_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENT_WATCHED_STATE_KEY, EVENTS_SERVICE, WATCHED_FOR_MS,
 } from '../../contract/event-log'
 import { deriveEvents, EMPTY_CURSOR, firstRunToRead } from './derive-events'
 import { readState } from '../read-state'
@@ -96,12 +96,35 @@ async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessio
     events = []
   }
   if (events.length > 0) ctx.set(pageKey(page), events)
+  await noteLatestRun(ctx, fresh, head.count)
   ctx.set(EVENT_COUNT_STATE_KEY, count)
   for (const awakeableId of head.waiters) ctx.resolveAwakeable(awakeableId, count)
   if (head.waiters.length > 0) ctx.clear(EVENT_WAITERS_STATE_KEY)
   head.count = count
   head.waiters = []
   return count
+}
+
+/**
+ * Keeps where the latest top-level run starts (appended as `fresh` after `before` events), so a protocol view finds
+ * the run it replays in one read, however long the log. Read only when a batch holds a top-level run's start or end.
+ */
+async function noteLatestRun(ctx: restate.ObjectContext, fresh: readonly NewSessionEvent[], before: number): Promise<void> {
+  const topLevel = (event: NewSessionEvent): boolean => event.data.label === undefined && (event.type === 'run:start' || event.type === 'run:end')
+  if (!fresh.some(topLevel)) return
+  let latest = await ctx.get<LatestRunStart>(EVENT_LATEST_RUN_STATE_KEY)
+  fresh.forEach((event, index) => {
+    if (!topLevel(event)) return
+    const runId = String(event.data.runId)
+    if (event.type === 'run:start') latest = { runId, startSeq: before + index + 1, ended: false }
+    else if (latest?.runId === runId) latest = { ...latest, ended: true }
+  })
+  if (latest) ctx.set(EVENT_LATEST_RUN_STATE_KEY, latest)
+}
+
+/** The latest top-level run's start, as {@link noteLatestRun} keeps it. */
+async function latestRun(ctx: restate.ObjectSharedContext): Promise<LatestRunStart | null> {
+  return (await ctx.get<LatestRunStart>(EVENT_LATEST_RUN_STATE_KEY)) ?? null
 }
 
 /** Events with `seq > after`, read page by page: a range costs its pages, not the whole log. */
@@ -166,6 +189,7 @@ export function eventLogObjectFor(sessionService: string) {
       append: restate.handlers.object.exclusive(logHandler, append),
       sync: restate.handlers.object.exclusive(logHandler, syncFrom(sessionService)),
       read: restate.handlers.object.shared(logHandler, read),
+      latestRun: restate.handlers.object.shared(logHandler, latestRun),
       subscribe: restate.handlers.object.exclusive(logHandler, subscribe),
       unsubscribe: restate.handlers.object.exclusive(logHandler, unsubscribe),
       erase: restate.handlers.object.exclusive(logHandler, erase),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionRunResult } from '../../../contract/session'
-import type { ReadEventsResult, SyncEventsResult, WatchResult } from '../../../contract/event-log'
+import type { LatestRunStart, ReadEventsResult, SyncEventsResult, WatchResult } from '../../../contract/event-log'
 import { printLogsOnFailure, startRestateHarness, waitFor } from '../../helpers/restate/restate-harness'
 import { loadSessionServices, readEventsUntil } from '../../helpers/restate/session-services'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
@@ -30,6 +30,19 @@ describe('event log when the doorbell fails', () => {
     await run('t1~nc-todo', 'todo: one | two')
     const events = await logOnce('t1~nc-todo', all => all.some(event => event.type === 'run:end'))
     expect(types(events)).toEqual(['run:start', 'tool:start', 'tool:end', 'turn:end', 'turn:end', 'run:end'])
+  })
+
+  it('keeps where the latest top-level run starts, and whether it ended, through every append', async () => {
+    await run('t1~nc-latest', 'hello')
+    await run('t1~nc-latest', 'spawn: a')
+    const events = await logOnce('t1~nc-latest', all => all.filter(event => event.type === 'run:end' && event.data.label === undefined).length === 2)
+    const starts = events.filter(event => event.type === 'run:start')
+    expect((await h().call<LatestRunStart | null>('events/t1~nc-latest/latestRun', null)).body).toEqual({ runId: starts[1]?.data.runId, startSeq: starts[1]?.seq, ended: true })
+    await h().send('session/t1~nc-latest/run', { prompt: 'ask: still there?' })
+    const waiting = await logOnce('t1~nc-latest', all => all.some(event => event.type === 'question'))
+    const third = waiting.filter(event => event.type === 'run:start').at(-1)
+    expect((await h().call<LatestRunStart | null>('events/t1~nc-latest/latestRun', null)).body).toEqual({ runId: third?.data.runId, startSeq: third?.seq, ended: false })
+    expect((await h().call<LatestRunStart | null>('events/t1~nc-never/latestRun', null)).body).toBeNull()
   })
 
   it('brings a question while the run waits for the answer', async () => {
