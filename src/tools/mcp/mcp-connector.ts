@@ -46,14 +46,15 @@ export interface McpConnectorOptions {
 }
 
 /**
- * A connector: one connection per server (per workspace for stdio servers), made on first use, closed after
+ * A connector: one connection per server and tenant (and workspace, for stdio servers), made on first use, closed after
  * `idleMs` without use. Credentials are resolved from `env` at each connection and kept nowhere else.
  */
 export function createMcpConnector(options: McpConnectorOptions = {}): McpConnector {
   const env = options.env ?? process.env
   const idleMs = options.idleMs ?? 30_000
   const open = new Map<string, { connection: Promise<McpConnection>; timer?: NodeJS.Timeout }>()
-  const keyOf = (server: McpServerConfig, scope: McpScope): string => (server.transport === 'stdio' ? `${server.name}\0${scope.workspace}` : server.name)
+  // Never shared between tenants (a stateful server keeps a session's state), nor between workspaces for stdio.
+  const keyOf = (server: McpServerConfig, scope: McpScope): string => [server.name, scope.tenant ?? '', server.transport === 'stdio' ? scope.workspace : ''].join('\0')
   const drop = (key: string): void => {
     const entry = open.get(key)
     if (!entry) return
