@@ -37,11 +37,11 @@ function common(scope: RunSpanScope, runId: string): Record<string, SpanAttribut
 export function chatSpan(scope: RunSpanScope, event: HookEvent<'model:executed'>): SpanRecord | undefined {
   const { record } = event
   if (record.decision === 'stop') return undefined
-  const model = event.model ?? scope.provider.model
+  const { provider, model } = providerAndModel(event.model ?? scope.provider.model, scope.provider.name)
   const attributes: Record<string, SpanAttributeValue> = {
     ...common(scope, event.runId),
     'gen_ai.operation.name': 'chat',
-    'gen_ai.provider.name': scope.provider.name,
+    'gen_ai.provider.name': provider,
     'gen_ai.request.model': model,
     'zidane.turn': event.turn,
     'zidane.model.attempts': record.attempts,
@@ -75,6 +75,12 @@ export function toolSpan(scope: RunSpanScope, event: HookEvent<'tool:executed'>)
   const span: SpanRecord = { name: `execute_tool ${event.name}`, traceId: scope.trace.traceId, parentSpanId: scope.trace.agentSpanId, startMs: event.startedAt, endMs: event.endedAt, attributes }
   if (event.isError) return { ...span, attributes: { ...attributes, 'error.type': event.interrupted ? 'interrupted' : 'tool_error' }, error: 'the call ended with an error result' }
   return span
+}
+
+/** A model named `provider:model` (routed to another provider than the default) split in two; a bare name is the default provider's. */
+function providerAndModel(name: string, defaultProvider: string): { provider: string; model: string } {
+  const colon = name.indexOf(':')
+  return colon > 0 ? { provider: name.slice(0, colon), model: name.slice(colon + 1) } : { provider: defaultProvider, model: name }
 }
 
 /**

@@ -51,6 +51,11 @@ describe('span mapping', () => {
     })
   })
 
+  it('names the provider a provider:model routes to, not the default one', () => {
+    const span = chatSpan(scope, { runId: 'run_1', turn: 1, model: 'openai:gpt-e2e', record: { decision: 'request', startedAt: 1_000, endedAt: 1_200, attempts: 1, response: { content: [], stopReason: 'end_turn', usage, costUsd: 0.001, model: 'gpt-e2e', requestId: 'req_2' } } })
+    expect(span).toMatchObject({ name: 'chat gpt-e2e', attributes: { 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-e2e' } })
+  })
+
   it('gives a failed request an error span without usage, and a step stopped by a limit none', () => {
     const failed = chatSpan(scope, { runId: 'run_1', turn: 1, model: 'claude-x', record: { decision: 'error', error: { code: 'overloaded', message: 'busy', retryable: true }, attempts: 3, at: 2_000 } })
     expect(failed).toMatchObject({ error: 'busy', attributes: { 'error.type': 'overloaded', 'gen_ai.request.model': 'claude-x' } })
