@@ -92,7 +92,8 @@ async function expectAllGone(stack: StartedStack, timeoutMs: number): Promise<vo
 describe.runIf(process.platform === 'linux')('npm start under a process manager', () => {
   it('stops every process it started, gracefully, when only the npm process gets SIGTERM', async () => {
     const stack = await npmStart()
-    const names = describeTree(stack.tree)
+    // Whole command lines: describeTree cuts them at 140 characters, and a checkout in a longer path cuts the names.
+    const names = stack.tree.map(entry => entry.commandLine).join('\n')
     expect(names).toMatch(/restate-server/)
     expect(names).toMatch(/services\/endpoint\.ts/)
     expect(names).toMatch(/ingress-gateway\/server\.ts/)

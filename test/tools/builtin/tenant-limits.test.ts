@@ -44,8 +44,11 @@ describe('a hostile tenant in the bubblewrap sandbox', () => {
     const marker = `fill${Date.now()}`
     // Each writes 48 MiB to its /tmp and keeps it for two seconds: 192 MiB together.
     const fill = `: ${marker}; dd if=/dev/zero of=/tmp/fill bs=1M count=48 2>/dev/null; echo "held $(stat -c %s /tmp/fill)"; sleep 2`
-    const { tmpfsBytes } = await attackAtOnce([shell, shell, shell, shell].map(tool => [tool, fill]), marker, 15_000)
-    expect(tmpfsBytes).toBeGreaterThan(16 * MIB)
+    const { tmpfsBytes, texts } = await attackAtOnce([shell, shell, shell, shell].map(tool => [tool, fill]), marker, 15_000)
+    // The attack happened: a command held a good part of its file (the host's Shmem alone can miss it while other
+    // processes, a browser under test, free theirs at the same time).
+    const held = texts.map(text => Number(/held (\d+)/.exec(text)?.[1] ?? 0))
+    expect(Math.max(tmpfsBytes, ...held)).toBeGreaterThan(16 * MIB)
     // Slack for tmpfs use of other processes of the host meanwhile.
     expect(tmpfsBytes).toBeLessThanOrEqual(72 * MIB)
   })
