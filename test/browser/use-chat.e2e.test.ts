@@ -357,7 +357,11 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
   // The reload asks for the active run before its `run:start` is in the log: the started invocation says it is coming.
   it('a reload right after sending shows the run', async () => {
     const page = await open('reload-at-once')
+    // Reloaded the moment the gateway answered the POST (the prompt admitted, its run not yet in the log): a reload
+    // before the POST left the browser would send nothing at all.
+    const admitted = page.waitForResponse(response => response.request().method() === 'POST' && response.url().endsWith('/reload-at-once/chat'))
     await sendPrompt(page, 'talk for a while')
+    await admitted
     await page.reload()
     await waitForAssistantText(page, shown => shown.includes('word0'), 'the run\'s text')
     await page.close()
