@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -85,8 +85,19 @@ async function expectAllGone(stack: StartedStack, timeoutMs: number): Promise<vo
   const left = stack.tree.filter(entry => isRunning(entry.pid))
   expect(describeTree(left), `left running:\n${describeTree(left)}\n\noutput:\n${stack.output().slice(-3000)}`).toBe('')
   const heldPorts = []
-  for (const port of stack.ports) if (!(await isPortFree(port, '127.0.0.1'))) heldPorts.push(port)
+  for (const port of stack.ports) if (!(await isPortFree(port, '127.0.0.1')) && heldByTree(port, stack.tree)) heldPorts.push(port)
   expect(heldPorts).toEqual([])
+}
+
+/**
+ * Whether a process of `tree` listens on `port` (`ss`). A port freed by the stack can be taken at once by another
+ * process of the machine (a second test run picking free ports beside this one): that one is not the stack's.
+ */
+function heldByTree(port: number, tree: ProcessEntry[]): boolean {
+  const listing = spawnSync('ss', ['-Hltnp', `sport = :${port}`], { encoding: 'utf8' })
+  if (listing.status !== 0) return true
+  const pids = [...listing.stdout.matchAll(/pid=(\d+)/g)].map(match => Number(match[1]))
+  return pids.length === 0 ? listing.stdout.trim() !== '' : pids.some(pid => tree.some(entry => entry.pid === pid))
 }
 
 describe.runIf(process.platform === 'linux')('npm start under a process manager', () => {
