@@ -64,6 +64,15 @@ export interface StepOptions {
    * `RestateRuntimeOptions.stepIntents`). Default false: a step cut off early may run again as fresh.
    */
   atMostOnce?: boolean
+  /**
+   * The steps whose results decided this at-most-once step (the model step whose response asked for the call, or the
+   * group of calls that ran right before it), when the caller issues it right after they settled, with no durable wait
+   * (an awakeable, a sleep, a call) in between. Their journaled results can then stand for this step's intent: when
+   * this step's own record is missing, it never started if one of them ran in this attempt, and may have started if
+   * all came from the journal. A runtime may use it to skip a separate intent record. Must be decided by the code
+   * path alone, the same on every replay.
+   */
+  after?: readonly StepKey[]
 }
 
 /** A run a dead process left unfinished, as a runtime that can resume runs reports it. */
