@@ -11,6 +11,8 @@ import type { Summary } from './lib/stats'
 import type { ScriptedRunShape } from './lib/scripted-run'
 import { commitProbe, defaultVariant, restateVariant, sqliteVariant } from './lib/variants'
 import { useBenchDoorbell } from './lib/restate-services'
+import { PEER_AGENT } from './lib/peer-agent'
+import { addPeerFigures, PEER_VARIANT } from './peer-figures'
 import type { Variant } from './lib/variants'
 
 /**
@@ -56,7 +58,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
   const shape: ScriptedRunShape = { toolTurns: options.instant.toolTurns, modelDelayMs: 0 }
   const doorbell = useBenchDoorbell(server.ingressUrl)
   const callsBefore = doorbell.calls()
-  const variants = [defaultVariant(), sqliteVariant('FULL'), sqliteVariant('NORMAL'), restateVariant(CENSUSED.ours, server, 'BenchAgent'), restateVariant(CENSUSED.hand, server, 'HandLoop'),
+  const variants = [defaultVariant(), sqliteVariant('FULL'), sqliteVariant('NORMAL'), restateVariant(CENSUSED.ours, server, 'BenchAgent'), restateVariant(CENSUSED.hand, server, 'HandLoop'), restateVariant(PEER_VARIANT, server, PEER_AGENT),
     restateVariant(CENSUSED.logged, server, 'BenchAgent', { eventLog: 'derived' }), restateVariant(CENSUSED.turnSends, server, 'BenchAgent', { eventLog: 'turn-sends' }),
     restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true }),
     restateVariant('restate without intents', server, 'BenchAgent', { withoutIntents: true }),
@@ -65,7 +67,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
     restateVariant(SPLIT.handState, server, 'HandLoop', { sessionWrites: true }), restateVariant(SPLIT.oursTimed, server, 'BenchAgent', { timeSteps: true }),
     restateVariant(SPLIT.handTimed, server, 'HandLoop', { timeSteps: true })]
   const commits = commitProbe()
-  const records = new Map<string, RunRecords>([...Object.values(CENSUSED), RUNG_TOO, SPLIT.oursTimed, SPLIT.handTimed].map(name => [name, emptyRecords()]))
+  const records = new Map<string, RunRecords>([...Object.values(CENSUSED), PEER_VARIANT, RUNG_TOO, SPLIT.oursTimed, SPLIT.handTimed].map(name => [name, emptyRecords()]))
   try {
     const probes: Probe[] = [
       ...variants.map(variant => perTurn(variant, shape, records.get(variant.name))),
@@ -76,6 +78,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
     const censusOf = async (name: string): Promise<JournalCensus> => journalCensus(server, records.get(name)?.invocations.at(-1) ?? '')
     const census: Censuses = { ours: await censusOf(CENSUSED.ours), hand: await censusOf(CENSUSED.hand), logged: await censusOf(CENSUSED.logged), turnSends: await censusOf(CENSUSED.turnSends) }
     addSectionTwo(samples, census, shape.toolTurns + 1, report)
+    addPeerFigures(samples, CENSUSED, { ...census, peer: await censusOf(PEER_VARIANT) }, shape.toolTurns + 1, report)
     // Both variants with the deployment's event log ring the one doorbell: its calls are shared by their runs.
     const rungRuns = (records.get(CENSUSED.logged)?.events.length ?? 0) + (records.get(RUNG_TOO)?.events.length ?? 0)
     addEventLogFigures(census, records.get(CENSUSED.logged)?.events ?? [], { calls: doorbell.calls() - callsBefore, runs: rungRuns }, shape.toolTurns + 1, report)

@@ -14,6 +14,7 @@ import { createSessionLogSync } from '../../services/event-log/session-log-sync'
 import { createEventDoorbell } from '../../services/event-log/event-doorbell'
 import type { EventDoorbell } from '../../services/event-log/event-doorbell'
 import { loadServicesConfig } from '../../services/config'
+import { peerAgent } from './peer-agent'
 import type { ScriptedRunShape } from './scripted-run'
 import { benchProvider, echoTool, timeScriptedRun } from './scripted-run'
 
@@ -220,7 +221,7 @@ export const bareSteps = restate.object({
 })
 
 /**
- * Every bench object served in-process, and the deployment's event log and watch for the `eventLog` runs (the log
- * reading `BenchAgent`'s state where the deployment's reads the `session` object's).
+ * Every bench object served in-process (the AI SDK + Restate middleware peer too), and the deployment's event log and
+ * watch for the `eventLog` runs (the log reading `BenchAgent`'s state where the deployment's reads the `session` object's).
  */
-export const benchServices = [benchAgent, handLoop, bareSteps, eventLogObjectFor('BenchAgent'), eventWatchService] as const
+export const benchServices = [benchAgent, handLoop, bareSteps, peerAgent, eventLogObjectFor('BenchAgent'), eventWatchService] as const
