@@ -8,14 +8,19 @@ import { isProcessAlive } from '../process-alive'
 /** Owners of live runtimes in this process: an owner row with our pid that is not here belongs to a closed or abandoned runtime. */
 const liveLocalOwners = new Set<string>()
 
-/** A write the loop made between steps, applied inside the next transaction (`sessionId` lets fencing drop it). */
-interface PendingWrite { sessionId: string | undefined; apply: () => void }
+/**
+ * A write buffered for the next transaction: one the loop made between steps (`sessionId` lets fencing drop it), or
+ * a folded step result (`step`), whose `committed` runs once the transaction that carried it committed.
+ */
+interface PendingWrite { sessionId: string | undefined; apply: () => void; step?: string; committed?: () => void }
 
 /** Settings of the journal that decide durability and liveness. */
 export interface JournalSettings {
   path: string
   synchronous: 'FULL' | 'NORMAL'
   leaseMs: number
+  /** Called after every commit with its strength: a diagnostics hook (tests and the bench count commits per turn). */
+  onCommit?: ((strength: 'durable' | 'light') => void) | undefined
 }
 
 /** A run's id before the first `.`: child runs (`<run>.<callId>`) belong to their root run. */
@@ -36,6 +41,8 @@ export class SqliteJournal {
   readonly owner = crypto.randomUUID()
   private readonly statements = new Map<string, StatementSync>()
   private buffer: PendingWrite[] = []
+  /** Folded step results not committed yet, by step name: what a step lookup finds before the file. */
+  private readonly bufferedSteps = new Map<string, { root: string; json: string }>()
   private readonly fencedSessions = new Set<string>()
   private currentSync: string | undefined
   private open = true
@@ -65,11 +72,16 @@ export class SqliteJournal {
     return statement
   }
 
-  /** Runs `body` in one `BEGIN IMMEDIATE` transaction after applying the buffered writes; rolls back on a throw. */
-  transaction<T>(strength: 'durable' | 'light', body: () => T): T {
+  /**
+   * Runs `body` in one `BEGIN IMMEDIATE` transaction after applying the buffered writes; rolls back on a throw. A
+   * light transaction that carries folded step results is made durable, so a step result reaches the disk synced
+   * before whatever made the caller commit (a suspend, a wait, the run's end); `'unsynced'` is light regardless.
+   */
+  transaction<T>(strength: 'durable' | 'light' | 'unsynced', body: () => T): T {
     this.assertOpen()
-    this.setSync(strength === 'durable' ? this.settings.synchronous : 'NORMAL')
     const pending = this.buffer
+    const durable = strength === 'durable' || (strength === 'light' && pending.some(write => write.step !== undefined))
+    this.setSync(durable ? this.settings.synchronous : 'NORMAL')
     this.buffer = []
     try {
       this.db.exec('BEGIN IMMEDIATE')
@@ -81,6 +93,8 @@ export class SqliteJournal {
       this.applyPending(pending)
       const result = body()
       this.db.exec('COMMIT')
+      this.settings.onCommit?.(durable ? 'durable' : 'light')
+      for (const write of pending) this.afterCommit(write)
       return result
     } catch (error) {
       this.db.exec('ROLLBACK')
@@ -95,13 +109,48 @@ export class SqliteJournal {
     this.buffer.push({ sessionId, apply })
   }
 
-  /** Commits buffered writes now (a light commit), if there are any. */
+  /**
+   * Buffers the result of step `name` of root run `root` for the next transaction (group commit); `committed` runs
+   * once it is in the file. The write is dropped when another owner holds the run by then (fencing).
+   */
+  deferStep(root: string, name: string, json: string, committed: () => void): void {
+    this.assertOpen()
+    this.bufferedSteps.set(name, { root, json })
+    const apply = (): void => {
+      const row = this.sql('SELECT owner FROM runs WHERE run_id = ?').get(root) as { owner: string } | undefined
+      if (row && row.owner !== this.owner) return
+      this.sql('INSERT OR REPLACE INTO steps (name, run_id, value) VALUES (?, ?, ?)').run(name, root, json)
+      if (this.mayHaveStartRows(root)) this.sql('DELETE FROM step_starts WHERE name = ?').run(name)
+    }
+    this.buffer.push({ sessionId: undefined, apply, step: name, committed })
+  }
+
+  /** The recorded result of step `name` (JSON), from the buffer of folded results or from the file. */
+  recordedStep(name: string): string | undefined {
+    const buffered = this.bufferedSteps.get(name)
+    if (buffered !== undefined) return buffered.json
+    return (this.sql('SELECT value FROM steps WHERE name = ?').get(name) as { value: string } | undefined)?.value
+  }
+
+  /** Whether folded step results of root run `root` wait in the buffer. */
+  hasBufferedSteps(root: string): boolean {
+    for (const step of this.bufferedSteps.values()) if (step.root === root) return true
+    return false
+  }
+
+  /** Commits buffered writes now, if there are any: light, or durable when they hold folded step results. */
   flush(): void {
     if (this.buffer.length > 0) this.transaction('light', () => undefined)
   }
 
+  /** Commits buffered writes now without a sync (before a step's effect: a process crash keeps them). */
+  flushUnsynced(): void {
+    if (this.buffer.length > 0) this.transaction('unsynced', () => undefined)
+  }
+
   /** Throws `RunTakenOverError` (and stops writing the run's session) when another owner holds the run's root. */
   assertOwnerOf(runId: string): void {
+    this.assertOpen()
     const root = rootRunId(runId)
     const row = this.sql('SELECT owner, session_id FROM runs WHERE run_id = ?').get(root) as { owner: string; session_id: string } | undefined
     if (row && row.owner !== this.owner) {
@@ -174,6 +223,7 @@ export class SqliteJournal {
   /** Closes the file the way a crash would: buffered writes are dropped and the owner row stays (seen as gone). */
   abandon(): void {
     this.buffer = []
+    this.bufferedSteps.clear()
     this.startLog.close(false)
     this.shutdown()
   }
@@ -188,6 +238,12 @@ export class SqliteJournal {
     liveLocalOwners.delete(this.owner)
     this.statements.clear()
     this.db.close()
+  }
+
+  private afterCommit(write: PendingWrite): void {
+    if (write.step === undefined) return
+    this.bufferedSteps.delete(write.step)
+    write.committed?.()
   }
 
   private applyPending(pending: readonly PendingWrite[]): void {

@@ -1,6 +1,6 @@
 import { isZidaneError } from '../../errors/zidane-error'
 import type { JsonValue } from '../../json'
-import type { DurableRuntime, InterruptedRun, RunLedger, SteeringInbox, StepAttempt, StepKey } from '../runtime'
+import type { DurableRuntime, InterruptedRun, RunLedger, SteeringInbox, StepAttempt, StepKey, StepOptions } from '../runtime'
 import { openDatabase } from './open-database'
 import { SqliteAwakeables } from './sqlite-awakeables'
 import { rootRunId, SqliteJournal } from './sqlite-journal'
@@ -25,6 +25,14 @@ export interface SqliteRuntimeOptions {
   busyTimeoutMs?: number
   /** How often a waiting awakeable checks the file for an answer from another process. Default 100. */
   awakeablePollMs?: number
+  /**
+   * Fold tool results into the next synced commit (one synced commit per turn) instead of committing each at once.
+   * Default true. A result not committed when the process dies is lost: the call is then reported interrupted
+   * (`replay` unsafe) or runs again (`replay: 'safe'`), as a call cut off in its `execute`. See docs/design/sqlite-commits.md.
+   */
+  foldToolResults?: boolean
+  /** Called after every commit with its strength (`'durable'`: synced as `synchronous` says): for tests and benchmarks. */
+  onCommit?: (strength: 'durable' | 'light') => void
 }
 
 /** The SQLite runtime: the durable contract on one file, plus the host-facing calls. */
@@ -87,7 +95,8 @@ export interface SqliteRuntime extends DurableRuntime {
  * when a concurrent call's synced commit came after the marker.
  */
 export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntime {
-  const settings = { path: options.path, synchronous: options.synchronous ?? 'FULL', leaseMs: options.leaseMs ?? 10_000 }
+  const settings = { path: options.path, synchronous: options.synchronous ?? 'FULL', leaseMs: options.leaseMs ?? 10_000, onCommit: options.onCommit }
+  const fold = options.foldToolResults ?? true
   const journal = new SqliteJournal(openDatabase({ path: options.path, busyTimeoutMs: options.busyTimeoutMs ?? 5000 }), settings)
   const heartbeat = setInterval(() => { try { journal.heartbeat() } catch { /* the next beat or a step reports it */ } }, options.heartbeatMs ?? 1000)
   heartbeat.unref()
@@ -104,7 +113,7 @@ export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntim
     defaults: options.maxConcurrentTools === undefined ? {} : { maxConcurrentTools: options.maxConcurrentTools },
     runs,
     steering: { take: async ({ sessionId, runId, turn }) => steering.takeForTurn(sessionId, runId, turn).map(message => ({ id: String(message.id), text: message.text })) },
-    step: <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>) => runStep(journal, key, execute),
+    step: <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions) => runStep(journal, key, execute, fold, stepOptions),
     now: async () => Date.now(),
     uuid: () => crypto.randomUUID(),
     awakeable: <T>(key: StepKey, awakeableOptions: { timeoutMs?: number } = {}) => awakeables.create<T>(key, awakeableOptions.timeoutMs),
@@ -112,7 +121,10 @@ export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntim
     all: promises => Promise.all(promises),
     race: promises => Promise.race(promises),
     allSettled: promises => Promise.allSettled(promises),
-    sleep: ms => new Promise(resolve => setTimeout(resolve, ms)),
+    sleep: ms => {
+      journal.flush()
+      return new Promise(resolve => setTimeout(resolve, ms))
+    },
     isControlError: error => isZidaneError(error) && (error.code === 'run_taken_over' || error.code === 'sqlite_closed'),
     recoverInterruptedRuns: () => runs.recoverInterruptedRuns(),
     steer: async (sessionId, text) => steering.save(sessionId, text),
@@ -125,26 +137,42 @@ export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntim
   }
 }
 
-async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>): Promise<T> {
+async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, fold: boolean, options: StepOptions = {}): Promise<T> {
   journal.assertOpen()
-  const recorded = journal.sql('SELECT value FROM steps WHERE name = ?').get(key.name) as { value: string } | undefined
-  if (recorded) return JSON.parse(recorded.value) as T
+  const recorded = journal.recordedStep(key.name)
+  if (recorded !== undefined) return JSON.parse(recorded) as T
   const root = rootRunId(key.runId)
   const resumed = journal.wasStarted(root, key.name)
-  // Session writes the loop made since the last commit (the turn this step follows) reach the file before `execute`:
-  // a run healed after a crash in `execute` must find them. A light commit, and only when there are any.
-  journal.flush()
+  flushBeforeExecute(journal, root, options)
   // The marker goes out before the ownership check: a claimer that took the run over reads our log after its commit,
   // so either it sees this marker or our check below sees its claim (see `startedEarlier` in the run ledger).
   journal.startLog.started(root, key.name)
   journal.assertOwnerOf(key.runId)
   const value = await execute({ resumed })
   const json = JSON.stringify(value) ?? 'null'
+  const recordedNow = (): void => { journal.startLog.recorded(root, key.name) }
+  if (fold && key.kind === 'tool') {
+    // Checked now as the commit would: a run taken over while the call ran ends here with the takeover error.
+    journal.assertOwnerOf(key.runId)
+    journal.deferStep(root, key.name, json, recordedNow)
+    return value
+  }
   journal.transaction('durable', () => {
     journal.assertOwnerOf(key.runId)
     journal.sql('INSERT OR REPLACE INTO steps (name, run_id, value) VALUES (?, ?, ?)').run(key.name, root, json)
     if (journal.mayHaveStartRows(root)) journal.sql('DELETE FROM step_starts WHERE name = ?').run(key.name)
   })
-  journal.startLog.recorded(root, key.name)
+  recordedNow()
   return value
+}
+
+/**
+ * Session writes the loop made since the last commit (the turn this step follows) reach the file before `execute`
+ * (light, no sync): a run healed after a crash in `execute` finds them. Before an at-most-once step always (the
+ * model's turn that asked for the call must be in the file before its effect); before other steps only when no folded
+ * tool result waits, because the writes then describe those results (the tool-result turn) and travel with them in the
+ * step's synced commit.
+ */
+function flushBeforeExecute(journal: SqliteJournal, root: string, options: StepOptions): void {
+  if (options.atMostOnce === true || !journal.hasBufferedSteps(root)) journal.flushUnsynced()
 }

@@ -30,7 +30,7 @@ describe('crash recovery with real processes', () => {
     expect(data.runs.find(run => run.id === runId)?.status).toBe('completed')
   }
 
-  const crashPoints = ['before-model-1', 'after-model-1', 'before-model-2', 'after-model-2', 'after-model-3', 'during-unsafe', 'during-safe']
+  const crashPoints = ['before-model-1', 'after-model-1', 'after-model-2', 'after-model-3', 'during-unsafe', 'during-safe']
   it.each(crashPoints)('SIGKILL %s: the next process resumes, every finished model step reached the provider once', async crashAt => {
     const session = `s-${crashAt}`
     const first = await runFixture(envFor(session, { ZCRASH: crashAt }))
@@ -46,6 +46,35 @@ describe('crash recovery with real processes', () => {
     expect(count(ledger, 'lookup')).toBe(crashAt === 'during-safe' ? 2 : 1)
     expect(resultsSeenAt(ledger, 3)).toEqual(['record r1'])
     expectCompleteSession(await loadSession(session), second.result?.stats?.runId as string, 3)
+  })
+
+  // A tool's result is committed with the next model step (one synced commit per turn): a crash after the call ran and
+  // before that commit loses the result, and the call is treated as one cut off in its `execute`.
+  it.each([
+    { crashAt: 'before-model-2', tool: 'unsafe charge', charges: 1, lookups: 1, seenAt2: INTERRUPTED_TOOL_TEXT },
+    { crashAt: 'before-model-3', tool: 'safe lookup', charges: 1, lookups: 2, seenAt2: 'charged 5' },
+  ])('SIGKILL after the $tool ran and before the next commit: unsafe reported interrupted, safe run again, nothing else twice', async ({ crashAt, charges, lookups, seenAt2 }) => {
+    const session = `s-folded-${crashAt}`
+    expect((await runFixture(envFor(session, { ZCRASH: crashAt }))).signal).toBe('SIGKILL')
+    const second = await runFixture(envFor(session, { ZMODE: 'resume' }))
+    expect(second.result?.stats).toMatchObject({ status: 'completed', resumed: true, text: 'all done' })
+    const ledger = readLedger(envFor(session).ZLEDGER as string)
+    expect(modelTurns(ledger)).toEqual([1, 2, 3])
+    expect(count(ledger, 'charge')).toBe(charges)
+    expect(count(ledger, 'lookup')).toBe(lookups)
+    expect(resultsSeenAt(ledger, 2)).toEqual([seenAt2])
+    expect(resultsSeenAt(ledger, 3)).toEqual(['record r1'])
+    expectCompleteSession(await loadSession(session), second.result?.stats?.runId as string, 3)
+  })
+
+  it('with the fold off, a tool result committed before the crash is kept (each result committed at once)', async () => {
+    const session = 's-unfolded'
+    expect((await runFixture(envFor(session, { ZCRASH: 'before-model-2', ZFOLD: 'off' }))).signal).toBe('SIGKILL')
+    const second = await runFixture(envFor(session, { ZMODE: 'resume', ZFOLD: 'off' }))
+    expect(second.result?.stats).toMatchObject({ status: 'completed', resumed: true })
+    const ledger = readLedger(envFor(session).ZLEDGER as string)
+    expect(count(ledger, 'charge')).toBe(1)
+    expect(resultsSeenAt(ledger, 2)).toEqual(['charged 5'])
   })
 
   it('keeps an answer given while no process runs: the run continues without asking again', async () => {
