@@ -1,6 +1,7 @@
 import type { Hookable } from 'hookable'
 import type { DurableRuntime } from '../durable/runtime'
 import { stepKey } from '../durable/runtime'
+import type { StepKey } from '../durable/runtime'
 import { AgentAbortedError } from '../errors/zidane-error'
 import type { ToolUseBlock, Usage } from '../providers/content'
 import { INTERRUPTED_TOOL_TEXT } from '../session/heal'
@@ -54,10 +55,10 @@ export interface ToolExecutionEnv {
  * promise untouched. With a tool-state `snapshot` (a store that can be staged), the call reads the snapshot and its
  * writes ride on the journaled record; the caller applies them after the step.
  */
-export function startToolCall(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, resuming: (call: ToolUseBlock) => void, snapshot?: ToolStateWrites): Promise<ToolStepRecord> {
+export function startToolCall(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, resuming: (call: ToolUseBlock) => void, snapshot?: ToolStateWrites, after?: readonly StepKey[]): Promise<ToolStepRecord> {
   const tool = env.tools.get(call.name)
   if (tool?.journal === 'self') return startSelfJournaled(state, env, call, tool)
-  return env.runtime.step(stepKey(state.runId, 'tool', `t${state.turn}`, call.id), async attempt => {
+  return env.runtime.step(toolStepKey(state, call), async attempt => {
     env.markLive()
     const startedAt = Date.now()
     if (attempt.resumed) resuming(call)
@@ -66,7 +67,12 @@ export function startToolCall(state: RunState, env: ToolExecutionEnv, call: Tool
       : await runStagedToolBody(state, env, call, tool, snapshot)
     fireHook(env.hooks, state, 'tool:executed', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name, startedAt, endedAt: record.endedAt, isError: record.isError === true, interrupted: record.interrupted === true })
     return record
-  }, { atMostOnce: tool?.replay !== 'safe' })
+  }, { atMostOnce: tool?.replay !== 'safe', ...(after ? { after } : {}) })
+}
+
+/** The step key of a call that the runtime journals (`<run>/t<turn>/<call id>/tool`). */
+export function toolStepKey(state: RunState, call: ToolUseBlock): StepKey {
+  return stepKey(state.runId, 'tool', `t${state.turn}`, call.id)
 }
 
 /** Runs a call's body against its staged tool state (when there is a snapshot); its record carries the writes and its end time. */

@@ -1,11 +1,12 @@
 import type { JsonValue } from '../json'
 import { stepKey } from '../durable/runtime'
+import type { StepKey } from '../durable/runtime'
 import type { ToolResultBlock, ToolUseBlock } from '../providers/content'
 import { fireHook } from './fire-hook'
 import { groupToolCalls } from './tool-groups'
 import { waitAnnounced } from './wait-announced'
 import type { ToolExecutionEnv, ToolStepRecord } from './tool-execution'
-import { startToolCall } from './tool-execution'
+import { startToolCall, toolStepKey } from './tool-execution'
 import type { RunState } from './run-state'
 import type { InteractionRequest, RequestInteraction, ToolPermission } from './types'
 import { toToolResult } from '../tools/tool'
@@ -36,14 +37,19 @@ export async function runToolPhase(state: RunState, env: ToolPhaseEnv, calls: re
   const maxConcurrent = env.behavior.maxConcurrentTools ?? env.runtime.defaults.maxConcurrentTools ?? 10
   const records = new Map<string, ToolStepRecord>()
   let stoppedBy: ToolPhaseOutcome['stoppedBy']
+  // The steps whose journaled results stand for the intents of the next group's unsafe calls (see `StepOptions.after`):
+  // the turn's model step, then the decision step or the previous group, as long as no durable wait comes between.
+  let anchors: StepKey[] | undefined = [stepKey(state.runId, 'model', `t${state.turn}`)]
   for (const group of groupToolCalls(calls, env.tools, maxConcurrent)) {
     stoppedBy = env.isSuspending() ? 'suspend' : env.isAborted() ? 'abort' : undefined
     if (stoppedBy) break
-    const refused = await decideGroup(state, env, group)
+    const decided = await decideGroup(state, env, group, anchors)
+    const refused = decided.refused
     const runnable = group.filter(call => !refused.has(call.id))
     for (const [callId, record] of refused) records.set(callId, record)
     for (const call of runnable) await env.hooks.callHook('tool:start', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name, input: call.input })
-    const settled = await runGroup(state, env, runnable)
+    const settled = await runGroup(state, env, runnable, decided.anchors)
+    anchors = runnable.length === 0 ? decided.anchors : groupAnchors(state, env, runnable)
     runnable.forEach((call, index) => records.set(call.id, settled[index] as ToolStepRecord))
     for (const call of runnable) await endHook(state, env, call, records.get(call.id) as ToolStepRecord)
   }
@@ -52,13 +58,19 @@ export async function runToolPhase(state: RunState, env: ToolPhaseEnv, calls: re
   return stoppedBy ? { results, records: [...records.values()], stoppedBy } : { results, records: [...records.values()] }
 }
 
-async function runGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): Promise<ToolStepRecord[]> {
+/** The steps of a group that ran, as anchors of the next one; none when a call journals itself (it may wait durably). */
+function groupAnchors(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): StepKey[] | undefined {
+  if (group.some(call => env.tools.get(call.name)?.journal === 'self')) return undefined
+  return group.map(call => toolStepKey(state, call))
+}
+
+async function runGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[], anchors: readonly StepKey[] | undefined): Promise<ToolStepRecord[]> {
   const resuming = (call: ToolUseBlock): void => {
     fireHook(env.hooks, state, 'tool:resuming', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name })
   }
   // Read before the group's steps start: nothing may touch the store inside a step, nor between starting and joining them.
   const snapshot = group.length > 0 ? await takeToolStateSnapshot(env.toolState) : undefined
-  const promises = group.map(call => startToolCall(state, env, call, resuming, snapshot))
+  const promises = group.map(call => startToolCall(state, env, call, resuming, snapshot, anchors))
   const joined = promises.length === 1 ? [await (promises[0] as Promise<ToolStepRecord>)] : await env.runtime.all(promises)
   // Tools that journal themselves may resolve to bare output (a string or blocks): normalize after the join.
   const settled: ToolStepRecord[] = joined.map(record => toToolResult(record))
@@ -87,29 +99,34 @@ function toResultBlock(call: ToolUseBlock, record: ToolStepRecord | undefined): 
  * differently on a replay cannot change the journal's path; approvals are asked once and their answers are durable.
  * Tools that journal themselves are covered here too; journaled calls are checked again when their step runs.
  */
-async function decideGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): Promise<Map<string, ToolStepRecord>> {
+async function decideGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[], anchors: StepKey[] | undefined): Promise<{ refused: Map<string, ToolStepRecord>; anchors: StepKey[] | undefined }> {
   const refused = new Map<string, ToolStepRecord>()
-  const decisions = await decidePermissions(state, env, group)
+  const decided = await decidePermissions(state, env, group)
+  // The decision step, when there is one, is the last step before the calls; an approval is a durable wait: no anchor.
+  let after = decided.step ? [decided.step] : anchors
   for (const call of group) {
-    const decision = decisions[call.id] ?? 'allow'
+    const decision = decided.decisions[call.id] ?? 'allow'
     if (typeof decision === 'object') refused.set(call.id, { content: `Permission denied for ${call.name}: ${decision.deny}`, isError: true })
     else if (decision === 'ask') {
+      after = undefined
       const verdict = await requestApproval(state, env, call)
       if (!verdict.approved) refused.set(call.id, { content: verdict.text, isError: true })
     }
   }
-  return refused
+  return { refused, anchors: after }
 }
 
-async function decidePermissions(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): Promise<Record<string, ToolPermission>> {
+async function decidePermissions(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[]): Promise<{ decisions: Record<string, ToolPermission>; step?: StepKey }> {
   const canUseTool = env.canUseTool
   const first = group[0]
-  if (!canUseTool || !first) return {}
-  return env.runtime.step(stepKey(state.runId, 'decision', `t${state.turn}`, first.id, 'permissions'), async () => {
-    const decisions: Record<string, ToolPermission> = {}
-    for (const call of group) decisions[call.id] = normalizePermission(await canUseTool({ callId: call.id, name: call.name, input: call.input }))
-    return decisions
+  if (!canUseTool || !first) return { decisions: {} }
+  const step = stepKey(state.runId, 'decision', `t${state.turn}`, first.id, 'permissions')
+  const decisions = await env.runtime.step(step, async () => {
+    const decided: Record<string, ToolPermission> = {}
+    for (const call of group) decided[call.id] = normalizePermission(await canUseTool({ callId: call.id, name: call.name, input: call.input }))
+    return decided
   })
+  return { decisions, step }
 }
 
 function normalizePermission(permission: ToolPermission): ToolPermission {

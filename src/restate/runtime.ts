@@ -13,6 +13,8 @@ import { takeSuspectTurn } from './crash-log'
 import type { StepCrashLog } from './crash-log'
 import { restateSessionStore } from './session'
 import { AtMostOnceStep, createIntentGate, issueEffects } from './step-intent'
+import { createStepAnchors } from './step-anchors'
+import type { StepAnchors } from './step-anchors'
 import { restateToolStateStore } from './tool-state'
 import { assertOutsideStep, guardContext, isContextInStepError, runInStep } from './step-scope'
 import type { RestateContextLike, RestateRunOptions } from './types'
@@ -191,13 +193,22 @@ function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, cl
  */
 function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions): DurableRuntime['step'] {
   const intents = options.stepIntents === false ? undefined : createIntentGate(ctx, options.stepObserver)
+  const anchors = options.stepIntents === false ? undefined : createStepAnchors(ctx, options.stepObserver)
   const issue = <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions): Promise<T> => {
     assertOutsideStep(`runtime.step("${key.name}")`)
     const processing = isProcessing(ctx)
+    const after = stepOptions?.after !== undefined && stepOptions.after.length > 0 ? stepOptions.after : undefined
+    // A step without anchors ends the earlier steps' time as anchors first: a planned kill may land before it.
+    const settledRelease = after === undefined ? anchors?.issuing(undefined) : undefined
     if (processing) options.onBoundary?.(key)
     const runOptions = options.runOptions?.[key.kind] ?? DEFAULT_RUN_OPTIONS
-    if (intents && stepOptions?.atMostOnce === true) return intents(key, resumed => issueRun(ctx, options, key, execute, runOptions, resumed))
-    return issueRun(ctx, options, key, execute, runOptions, () => !processing)
+    const tracking = anchors ? { anchors, settled: settledRelease ?? anchors.issuing(after) } : undefined
+    if (intents && anchors && stepOptions?.atMostOnce === true) {
+      // Anchored: the anchors' journaled results stand for the intent. Not anchored: an intent entry of its own.
+      if (after) return issueRun(ctx, options, key, execute, runOptions, processing ? () => anchors.mayHaveStarted(after) : () => true, tracking)
+      return intents(key, resumed => issueRun(ctx, options, key, execute, runOptions, resumed, tracking))
+    }
+    return issueRun(ctx, options, key, execute, runOptions, () => !processing, tracking)
   }
   if (options.promises) return issue
   let tail: Promise<unknown> = Promise.resolve()
@@ -216,7 +227,7 @@ function isProcessing(ctx: RestateContextLike): boolean {
  * Issues one step as a `ctx.run` whose closure reads `resumed()` (after the crash guard), telling the step observer
  * when its code runs and when its result is acknowledged.
  */
-function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, resumed: () => boolean | Promise<boolean>): Promise<T> {
+function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, resumed: () => boolean | Promise<boolean>, tracking?: { anchors: StepAnchors; settled: () => void }): Promise<T> {
   const invocationId = options.crashGuard ? ctx.request?.().id : undefined
   const guard = invocationId === undefined || !options.crashGuard ? undefined : { ...options.crashGuard, invocationId }
   let acknowledged: (() => void) | undefined
@@ -224,6 +235,7 @@ function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, ke
   let ran = false
   const result = ctx.run(key.name, async () => runInStep(key.name, async () => {
     ran = true
+    tracking?.anchors.ran(key.name)
     // The guard first: a step it refuses does not run, so the replay is not over either.
     const leaveGuard = guard ? await enterCrashGuard(guard, key.name) : undefined
     options.stepObserver?.started(key.name)
@@ -237,6 +249,7 @@ function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, ke
   }), runOptions)
   if (!guard && !options.stepObserver) return result
   const settled = (): void => {
+    tracking?.settled()
     acknowledged?.()
     if (ran) guard?.log.forget(guard.invocationId, key.name).catch(() => undefined)
   }

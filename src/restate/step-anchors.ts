@@ -1,0 +1,189 @@
+import type { StepKey } from '../durable/runtime'
+import type { StepObserver } from './runtime'
+import type { RestateContextLike } from './types'
+
+/**
+ * Anchors of at-most-once steps (`StepOptions.after`). An at-most-once step issued right after the steps that decided
+ * it needs no intent of its own: their journaled results stand for it. When its own run command is missing from the
+ * journal, it never started if one of its anchors ran in this attempt (the journal ended before them), and it may have
+ * started if all of them came from the journal (an earlier attempt got past them and may have issued it).
+ *
+ * The one relaxation, as for intents (`intent-hints.ts`): an attempt of this process seen to stop after an anchor ran
+ * and before it issued the steps anchored on it (a suspension while it waited for the anchor's acknowledgement, as in
+ * Restate's always-replay mode) issued nothing, so the next attempt runs those steps as new. Only a hint: a retry on
+ * another replica, or after this process died, gets the journal's answer.
+ */
+export interface StepAnchors {
+  /** The closure of step `name` runs in this attempt: its result is this attempt's own. */
+  ran(name: string): void
+  /**
+   * A step is issued now. With `after` (anchored on those steps) its effect may start from here on; without, the steps
+   * this attempt ran before are no longer anchors. Returns what the step calls once it settled.
+   */
+  issuing(after: readonly StepKey[] | undefined): () => void
+  /** Whether an at-most-once step anchored on `after`, whose run command is not in the journal, may have started. */
+  mayHaveStarted(after: readonly StepKey[]): Promise<boolean>
+}
+
+/** How long a later attempt waits for a still-running earlier attempt of this process to stop or issue. */
+const STOP_WAIT_MS = 5_000
+/** Marks of attempts whose next attempt ran elsewhere (or never came) are dropped after this long. */
+const MARK_TTL_MS = 60_000
+/** Steps of one attempt that may still be anchors, at most (a group of calls is at most this wide in practice). */
+const MAX_CANDIDATES = 64
+
+interface AnchorMark {
+  readonly attempt: object
+  readonly expiresAt: number
+  stopped: boolean
+  readonly settled: Promise<void>
+  readonly settle: () => void
+}
+
+/**
+ * What this process saw of the attempts that ran anchors: `<invocation id>\0<step name>` → mark. Insertion order is
+ * expiry order (one TTL for all), so expired marks are dropped from the front.
+ */
+export class AnchorMarks {
+  private readonly marks = new Map<string, AnchorMark>()
+
+  /** `attempt` ran the anchor `key`; nothing anchored on it is issued yet. */
+  ran(key: string, attempt: object): void {
+    this.sweep()
+    this.marks.get(key)?.settle()
+    this.marks.delete(key)
+    let settle = (): void => undefined
+    const settled = new Promise<void>(resolve => { settle = resolve })
+    this.marks.set(key, { attempt, expiresAt: performance.now() + MARK_TTL_MS, stopped: false, settled, settle })
+  }
+
+  /** `attempt` issued a step anchored on `key`: the mark is gone (that step may have started). */
+  issued(key: string, attempt: object): void {
+    const mark = this.marks.get(key)
+    if (mark?.attempt !== attempt) return
+    this.marks.delete(key)
+    mark.settle()
+  }
+
+  /** `attempt` ended without issuing anything anchored on `key`. */
+  stopped(key: string, attempt: object): void {
+    const mark = this.marks.get(key)
+    if (mark?.attempt !== attempt) return
+    mark.stopped = true
+    mark.settle()
+  }
+
+  /** True when an attempt of this process ran anchor `key` and stopped before issuing on it (waiting for one still running). */
+  async stoppedAfter(key: string): Promise<boolean> {
+    const mark = this.marks.get(key)
+    if (!mark) return false
+    if (!mark.stopped) await waitAtMost(mark.settled, STOP_WAIT_MS)
+    return this.marks.get(key) === mark && mark.stopped
+  }
+
+  /** Takes the mark of `key`: the caller issues on it, so no later attempt may rely on it. */
+  take(key: string): void {
+    this.marks.delete(key)
+  }
+
+  private sweep(): void {
+    const now = performance.now()
+    for (const [key, mark] of this.marks) {
+      if (mark.expiresAt > now) break
+      this.marks.delete(key)
+      mark.settle()
+    }
+  }
+}
+
+/** The marks of this process: every runtime of every invocation it serves shares them (a hint, never the answer). */
+const processMarks = new AnchorMarks()
+
+/**
+ * The anchors of one attempt of `ctx`'s invocation. `marks` defaults to the process's. A step `observer` (a crash
+ * test's) is told of each step that may be an anchor until the steps anchored on it settle, or another step is issued
+ * without anchors, so a planned kill never lands between an anchor and its dependents.
+ */
+export function createStepAnchors(ctx: RestateContextLike, observer?: StepObserver, marks: AnchorMarks = processMarks): StepAnchors {
+  const attempt = {}
+  const request = ctx.request?.()
+  const live = new Set<string>()
+  // Steps this attempt ran since it last issued an anchored step: the ones a stop leaves without their dependents.
+  const candidates = new Set<string>()
+  // One answer per anchor set and attempt: every step of a group anchored on it gets the same.
+  const answers = new Map<string, Promise<boolean>>()
+  // Observer tokens of the candidates: released once what is anchored on them settled.
+  let tokens: Array<() => void> = []
+  const takeTokens = (): (() => void) => {
+    const taken = tokens
+    tokens = []
+    return () => { for (const release of taken) release() }
+  }
+  const markKey = (name: string): string | undefined => (request === undefined ? undefined : `${request.id}\0${name}`)
+  let ended = request?.attemptCompletedSignal?.aborted === true
+  request?.attemptCompletedSignal?.addEventListener('abort', () => {
+    ended = true
+    for (const name of candidates) {
+      const key = markKey(name)
+      if (key !== undefined) marks.stopped(key, attempt)
+    }
+    takeTokens()()
+  }, { once: true })
+  return {
+    ran(name) {
+      live.add(name)
+      if (observer && !ended) tokens.push(observer.intentRecorded(name))
+      const key = markKey(name)
+      if (key === undefined || ended) return
+      if (candidates.size >= MAX_CANDIDATES) forgetOldest(candidates, marks, markKey, attempt)
+      candidates.add(name)
+      marks.ran(key, attempt)
+    },
+    issuing(after) {
+      for (const name of candidates) {
+        const key = markKey(name)
+        if (key !== undefined) marks.issued(key, attempt)
+      }
+      candidates.clear()
+      const release = takeTokens()
+      if (after === undefined || after.length === 0) {
+        release()
+        return () => undefined
+      }
+      return release
+    },
+    mayHaveStarted(after) {
+      if (after.some(anchor => live.has(anchor.name))) return Promise.resolve(false)
+      const id = after.map(anchor => anchor.name).join('\0')
+      let answer = answers.get(id)
+      if (!answer) {
+        answer = stoppedAfterAny(marks, after.map(anchor => markKey(anchor.name))).then(stopped => !stopped)
+        answers.set(id, answer)
+      }
+      return answer
+    },
+  }
+}
+
+async function stoppedAfterAny(marks: AnchorMarks, keys: readonly (string | undefined)[]): Promise<boolean> {
+  for (const key of keys) {
+    if (key === undefined || !(await marks.stoppedAfter(key))) continue
+    for (const other of keys) if (other !== undefined) marks.take(other)
+    return true
+  }
+  return false
+}
+
+function forgetOldest(candidates: Set<string>, marks: AnchorMarks, markKey: (name: string) => string | undefined, attempt: object): void {
+  const oldest = candidates.values().next().value
+  if (oldest === undefined) return
+  candidates.delete(oldest)
+  const key = markKey(oldest)
+  if (key !== undefined) marks.issued(key, attempt)
+}
+
+async function waitAtMost(promise: Promise<void>, waitMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([promise, new Promise<void>(resolve => { timer = setTimeout(resolve, waitMs) })])
+  clearTimeout(timer)
+}
