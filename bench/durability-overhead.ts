@@ -9,6 +9,8 @@ import type { BenchServer } from './lib/restate-server'
 import { summarize } from './lib/stats'
 import type { Summary } from './lib/stats'
 import type { ScriptedRunShape } from './lib/scripted-run'
+import { countSqliteCommits, sqliteUnfoldedVariant } from './lib/sqlite-commit-count'
+import type { CommitsPerTurn } from './lib/sqlite-commit-count'
 import { commitProbe, defaultVariant, restateVariant, sqliteVariant } from './lib/variants'
 import { useBenchDoorbell } from './lib/restate-services'
 import { PEER_AGENT } from './lib/peer-agent'
@@ -65,7 +67,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
     restateVariant('restate + event log without doorbell', server, 'BenchAgent', { eventLog: 'derived', withoutDoorbell: true }),
     restateVariant(RUNG_TOO, server, 'BenchAgent', { eventLog: 'derived', withoutIntents: true }),
     restateVariant(SPLIT.handState, server, 'HandLoop', { sessionWrites: true }), restateVariant(SPLIT.oursTimed, server, 'BenchAgent', { timeSteps: true }),
-    restateVariant(SPLIT.handTimed, server, 'HandLoop', { timeSteps: true })]
+    restateVariant(SPLIT.handTimed, server, 'HandLoop', { timeSteps: true }), sqliteUnfoldedVariant()]
   const commits = commitProbe()
   const records = new Map<string, RunRecords>([...Object.values(CENSUSED), PEER_VARIANT, RUNG_TOO, SPLIT.oursTimed, SPLIT.handTimed].map(name => [name, emptyRecords()]))
   try {
@@ -74,7 +76,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
       { name: 'commit', measure: async () => commits.commits(options.instant.commitsPerRound) },
     ]
     const samples = await interleave(probes, options.instant.warmupRounds, options.instant.rounds)
-    addSectionOne(samples, shape, report)
+    addSectionOne(samples, shape, { folded: await countSqliteCommits(shape), unfolded: await countSqliteCommits(shape, { foldToolResults: false }) }, report)
     const censusOf = async (name: string): Promise<JournalCensus> => journalCensus(server, records.get(name)?.invocations.at(-1) ?? '')
     const census: Censuses = { ours: await censusOf(CENSUSED.ours), hand: await censusOf(CENSUSED.hand), logged: await censusOf(CENSUSED.logged), turnSends: await censusOf(CENSUSED.turnSends) }
     addSectionTwo(samples, census, shape.toolTurns + 1, report)
@@ -89,21 +91,29 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
   }
 }
 
-function addSectionOne(samples: Map<string, number[][]>, shape: ScriptedRunShape, report: Report): void {
+/**
+ * Section 1's rows. The SQLite FULL target: its ms per turn within 1.25× of the floor of one FULL commit per turn plus
+ * the default runtime's ms per turn; commits per turn (counted with the runtime's `onCommit` hook in one more run,
+ * set-up and release included) beside it, and the same runtime with the fold off (each tool result committed at once).
+ */
+function addSectionOne(samples: Map<string, number[][]>, shape: ScriptedRunShape, commitsPerTurn: { folded: CommitsPerTurn; unfolded: CommitsPerTurn }, report: Report): void {
   const floor = summarize(flat(samples, 'default'))
   const commit = summarize(flat(samples, 'commit'))
-  const twoCommits = 2 * commit.median
+  const oneCommitFloor = commit.median + floor.median
   const overhead = (name: string): number => summarize(paired(samples, name, 'default', (variant, base) => variant - base)).median
   const ratio = (name: string): { value: number; to: string } => ({ value: summarize(paired(samples, name, 'default', (variant, base) => variant / base)).median, to: 'default' })
-  const full = overhead('sqlite FULL')
+  const fullSummary = summarize(flat(samples, 'sqlite FULL'))
   const normal = overhead('sqlite NORMAL')
+  const commitsText = (counted: CommitsPerTurn): string => `${counted.synced.toFixed(2)} synced + ${counted.unsynced.toFixed(2)} unsynced commits/turn`
   report.figures.push(
     figureOf(1, `default runtime (floor), ${shape.toolTurns + 1} turns`, 'ms/turn', floor, { ratio: { value: 1, to: 'default' } }),
-    figureOf(1, 'sqlite FULL', 'ms/turn', summarize(flat(samples, 'sqlite FULL')), { ratio: ratio('sqlite FULL'), target: { text: `overhead ${full.toFixed(3)} ≤ 1.25×2 commits (${(1.25 * twoCommits).toFixed(3)}); seed 0.36 ms/turn`, met: full <= 1.25 * twoCommits } }),
+    figureOf(1, 'sqlite FULL', 'ms/turn', fullSummary, { ratio: ratio('sqlite FULL'), note: commitsText(commitsPerTurn.folded), target: { text: `${fullSummary.median.toFixed(3)} ≤ 1.25×(1 FULL commit + default) = ${(1.25 * oneCommitFloor).toFixed(3)}; overhead ${overhead('sqlite FULL').toFixed(3)}`, met: fullSummary.median <= 1.25 * oneCommitFloor } }),
+    figureOf(1, 'sqlite FULL, fold off (each tool result committed at once)', 'ms/turn', summarize(flat(samples, 'sqlite FULL, fold off')), { ratio: ratio('sqlite FULL, fold off'), note: commitsText(commitsPerTurn.unfolded) }),
+    single(1, 'sqlite FULL synced commits per turn', 'commits', commitsPerTurn.folded.synced, { note: `${commitsPerTurn.folded.unsynced.toFixed(2)} unsynced beside them; whole run, set-up and release included`, target: { text: '≤ 1.1 (one per turn)', met: commitsPerTurn.folded.synced <= 1.1 } }),
     figureOf(1, 'sqlite NORMAL', 'ms/turn', summarize(flat(samples, 'sqlite NORMAL')), { ratio: ratio('sqlite NORMAL'), target: { text: `overhead ${normal.toFixed(3)} ≤ 0.05 ms/turn`, met: normal <= 0.05 } }),
     figureOf(1, 'restate (local server)', 'ms/turn', summarize(flat(samples, 'restate')), { ratio: ratio('restate') }),
     figureOf(1, 'sqlite bare commit, synchronous=FULL', 'ms', commit, { note: 'BEGIN IMMEDIATE; INSERT; COMMIT on a WAL file in the same tmp folder' }),
-    single(1, 'floor of 2 FULL commits per turn', 'ms/turn', twoCommits),
+    single(1, 'floor of 1 FULL commit per turn + default runtime', 'ms/turn', oneCommitFloor),
   )
 }
 
