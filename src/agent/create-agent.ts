@@ -1,4 +1,3 @@
-import { createHooks } from 'hookable'
 import { createDefaultRuntime } from '../durable/default-runtime'
 import type { DurableRuntime, InterruptedRun } from '../durable/runtime'
 import { ConfigurationError, RunTakenOverError, SessionError } from '../errors/zidane-error'
@@ -7,7 +6,7 @@ import { createSession, loadSession } from '../session/session'
 import type { Session, SessionClock } from '../session/session'
 import type { SessionRun } from '../session/types'
 import type { ToolDef } from '../tools/tool'
-import { fireHook, hookFailureEnds } from './fire-hook'
+import { AgentHookable, fireHook, hookFailureEnds } from './fire-hook'
 import type { HookFailureSink } from './fire-hook'
 import { EventRecorder } from '../session/session-events'
 import type { NewSessionEvent } from '../session/session-events'
@@ -17,7 +16,7 @@ import { RunControl } from './run-control'
 import type { RunState } from './run-state'
 import { runTurnLoop } from './run-loop'
 import type { LoopEnv, LoopOutcome } from './run-loop'
-import type { Agent, AgentHooks, AgentStats, CreateAgentOptions, DurableOption, RunOptions } from './types'
+import type { Agent, AgentStats, CreateAgentOptions, DurableOption, RunOptions } from './types'
 
 interface ResolvedDurable { runtime: DurableRuntime; onInterrupted: 'resume' | 'heal' }
 
@@ -34,7 +33,7 @@ function resolveDurable(option: DurableOption | undefined): ResolvedDurable {
 export function createAgent(options: CreateAgentOptions): Agent {
   const { runtime, onInterrupted } = resolveDurable(options.durable)
   assertSessionStore(options, runtime)
-  const hooks = createHooks<AgentHooks>()
+  const hooks = new AgentHookable()
   if (options.hooks) hooks.addHooks(options.hooks)
   const tools = new Map<string, ToolDef>((options.tools ?? []).map(tool => [tool.spec.name, tool]))
   const depth = options.depth ?? 0
@@ -47,7 +46,7 @@ export function createAgent(options: CreateAgentOptions): Agent {
   /** Where a failing `session:event` hook is reported: the run in progress (it fails at its next boundary). */
   let activeRun: HookFailureSink = {}
   const session = (): Promise<Session> => (sessionPromise ??= openSession(options, runtime, clock).then((opened) => {
-    publishSessionEvents(opened, new EventRecorder({ depth }), event => fireHook(hooks, activeRun, 'session:event', event))
+    publishSessionEvents(opened, new EventRecorder({ depth }), hooks, event => fireHook(hooks, activeRun, 'session:event', event))
     return opened
   }))
 
@@ -251,10 +250,19 @@ async function openSession(options: CreateAgentOptions, runtime: DurableRuntime,
   return createSession({ store, clock })
 }
 
-/** Turns the session's writes into session events for `emit` (what it held when opened is not reported again). */
-function publishSessionEvents(session: Session, recorder: EventRecorder, emit: (event: NewSessionEvent) => void): void {
+/**
+ * Turns the session's writes into session events for `emit` (what it held when opened is not reported again). While
+ * no `session:event` hook listens, the recorder only follows the writes (so a hook added later gets the events of the
+ * writes after it) and builds no event.
+ */
+function publishSessionEvents(session: Session, recorder: EventRecorder, hooks: AgentHookable, emit: (event: NewSessionEvent) => void): void {
   recorder.seed({ runs: session.runs, turns: session.turns })
   session.onChange((change) => {
+    if (!hooks.listens('session:event')) {
+      if (change.kind === 'turns') recorder.noteTurns(change.turns)
+      else recorder.noteRuns(change.meta)
+      return
+    }
     const events = change.kind === 'turns' ? recorder.turnEvents(change.turns) : recorder.runEvents(change.meta)
     for (const event of events) emit(event)
   })

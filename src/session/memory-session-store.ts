@@ -25,7 +25,8 @@ export function createMemorySessionStore(): SessionStore {
     async appendTurns(sessionId, turns) {
       const session = sessions.get(sessionId)
       if (!session) return
-      appendNewTurns(session.turns, turns, idsOf(session.turns))
+      // The contract lets a store keep the turns it is handed (a Session hands over its own copies): no copy here.
+      keepNewTurns(session.turns, turns, idsOf(session.turns))
     },
     async saveMeta(sessionId, meta) {
       const session = sessions.get(sessionId)
@@ -41,8 +42,16 @@ export function createMemorySessionStore(): SessionStore {
   }
 }
 
+function keepNewTurns(target: SessionTurn[], turns: readonly SessionTurn[], known: Set<string>): void {
+  for (const turn of turns) {
+    if (known.has(turn.id)) continue
+    known.add(turn.id)
+    target.push(turn)
+  }
+}
+
 /**
- * Appends the turns whose ids are not in `target` yet, in order: the idempotent append every store promises. `known`
+ * Appends copies of the turns whose ids are not in `target` yet, in order: the idempotent append every store promises. `known`
  * holds the ids of `target`'s turns (a store that keeps it between appends passes it, and it is updated); without it
  * the ids are collected from `target`.
  */

@@ -1,3 +1,4 @@
+import type { ToolUseBlock } from '../providers/content'
 import type { SessionMeta, SessionRun, SessionStore, SessionTurn } from './types'
 
 /**
@@ -56,7 +57,20 @@ export class EventRecorder {
   seed(data: { readonly runs: readonly SessionRun[]; readonly turns: readonly SessionTurn[] } | null): void {
     if (!data) return
     for (const run of data.runs) this.noteRun(run)
-    for (const turn of data.turns) this.trackTurn(turn, [])
+    for (const turn of data.turns) this.trackTurn(turn, undefined)
+  }
+
+  /**
+   * Follows a header write without building its events: what {@link EventRecorder.runEvents} learns, for a writer
+   * nobody listens to right now (a later write is then reported as if the events had been taken).
+   */
+  noteRuns(meta: SessionMeta): void {
+    for (const run of meta.runs) this.noteRun(run)
+  }
+
+  /** Follows appended turns without building their events: what {@link EventRecorder.turnEvents} learns. */
+  noteTurns(turns: readonly SessionTurn[]): void {
+    for (const turn of turns) if (!this.turnIds.has(turn.id)) this.trackTurn(turn, undefined)
   }
 
   /**
@@ -88,43 +102,50 @@ export class EventRecorder {
     const events: NewSessionEvent[] = []
     for (const turn of turns) {
       if (this.turnIds.has(turn.id)) continue
-      this.trackTurn(turn, turn.runId.includes('/') ? [] : events)
+      this.trackTurn(turn, turn.runId.includes('/') ? undefined : events)
     }
     return events
   }
 
-  private trackTurn(turn: SessionTurn, events: NewSessionEvent[]): void {
+  /** Learns what `turn` changes (ids, tool names, open model turns) and, given `events`, adds the events it makes. */
+  private trackTurn(turn: SessionTurn, events: NewSessionEvent[] | undefined): void {
     this.turnIds.add(turn.id)
     const at = turn.createdAt
-    const base = this.base(turn.runId)
-    if (turn.role === 'user' && turn.id.endsWith('-s')) events.push({ type: 'steer', at, data: { ...base, turnId: turn.id, text: cut(textOf(turn)) } })
+    if (events && turn.role === 'user' && turn.id.endsWith('-s')) events.push({ type: 'steer', at, data: { ...this.base(turn.runId), turnId: turn.id, text: cut(textOf(turn)) } })
     for (const block of turn.content) {
       if (block.type === 'tool_use') {
         this.toolNames.set(block.id, block.name)
-        events.push({ type: 'tool:start', at, data: { ...base, turnId: turn.id, callId: block.id, name: block.name, input: cutJson(block.input) } })
-        if (block.name === 'ask_user' || block.name === 'present_plan') events.push({ type: 'question', at, data: { ...base, callId: block.id, kind: block.name, question: cut(String(block.input.question ?? block.input.plan ?? '')) } })
+        if (events) this.callEvents(turn, block, events)
       } else if (block.type === 'tool_result') {
-        events.push({ type: 'tool:end', at, data: { ...base, turnId: turn.id, callId: block.toolUseId, name: this.toolNames.get(block.toolUseId) ?? '', isError: block.isError === true, output: cut(resultText(block.content)) } })
+        events?.push({ type: 'tool:end', at, data: { ...this.base(turn.runId), turnId: turn.id, callId: block.toolUseId, name: this.toolNames.get(block.toolUseId) ?? '', isError: block.isError === true, output: cut(resultText(block.content)) } })
         this.closeCall(block.toolUseId, at, events)
       }
     }
     if (turn.role === 'assistant') this.openTurn(turn, events)
   }
 
-  private openTurn(turn: SessionTurn, events: NewSessionEvent[]): void {
-    const calls = new Set(turn.content.flatMap(block => (block.type === 'tool_use' ? [block.id] : [])))
-    if (calls.size === 0) events.push(this.turnEnd(turn.runId, turn.id, textOf(turn), turn.createdAt))
-    else this.openTurns.push({ runId: turn.runId, turnId: turn.id, text: textOf(turn), calls })
+  private callEvents(turn: SessionTurn, block: ToolUseBlock, events: NewSessionEvent[]): void {
+    const { createdAt: at } = turn
+    const base = this.base(turn.runId)
+    events.push({ type: 'tool:start', at, data: { ...base, turnId: turn.id, callId: block.id, name: block.name, input: cutJson(block.input) } })
+    if (block.name === 'ask_user' || block.name === 'present_plan') events.push({ type: 'question', at, data: { ...base, callId: block.id, kind: block.name, question: cut(String(block.input.question ?? block.input.plan ?? '')) } })
   }
 
-  private closeCall(callId: string, at: number, events: NewSessionEvent[]): void {
+  private openTurn(turn: SessionTurn, events: NewSessionEvent[] | undefined): void {
+    const calls = new Set<string>()
+    for (const block of turn.content) if (block.type === 'tool_use') calls.add(block.id)
+    if (calls.size > 0) this.openTurns.push({ runId: turn.runId, turnId: turn.id, text: textOf(turn), calls })
+    else events?.push(this.turnEnd(turn.runId, turn.id, textOf(turn), turn.createdAt))
+  }
+
+  private closeCall(callId: string, at: number, events: NewSessionEvent[] | undefined): void {
     const index = this.openTurns.findIndex(open => open.calls.has(callId))
     const open = this.openTurns[index]
     if (!open) return
     open.calls.delete(callId)
     if (open.calls.size > 0) return
     this.openTurns.splice(index, 1)
-    events.push(this.turnEnd(open.runId, open.turnId, open.text, at))
+    events?.push(this.turnEnd(open.runId, open.turnId, open.text, at))
   }
 
   /** `turn:end` carries the turn's whole text: it is authoritative over the live deltas a viewer saw. */

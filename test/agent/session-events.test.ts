@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createAgent } from 'zidane'
 import type { ToolDef } from 'zidane'
+import { EventRecorder } from 'zidane/session'
 import type { NewSessionEvent } from 'zidane/session'
 import { scriptedProvider } from 'zidane/testing'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -55,5 +56,35 @@ describe('session events', () => {
     } finally {
       rmSync(cwd, { recursive: true, force: true })
     }
+  })
+
+  it('are not built while no session:event hook listens', async () => {
+    const turnEvents = vi.spyOn(EventRecorder.prototype, 'turnEvents')
+    const runEvents = vi.spyOn(EventRecorder.prototype, 'runEvents')
+    try {
+      const agent = createAgent({ provider: scriptedProvider([{ toolCalls: [{ name: 'echo', input: { text: 'hi' } }] }, { text: 'finished' }]), tools: [echo] })
+      expect((await agent.run({ prompt: 'go' })).status).toBe('completed')
+      expect(turnEvents).not.toHaveBeenCalled()
+      expect(runEvents).not.toHaveBeenCalled()
+    } finally {
+      turnEvents.mockRestore()
+      runEvents.mockRestore()
+    }
+  })
+
+  it('reach a hook added during a run from the next write on, as a hook there from the start sees them', async () => {
+    const script = [{ toolCalls: [{ name: 'echo', input: { text: 'a' } }] }, { toolCalls: [{ name: 'echo', input: { text: 'b' } }] }, { text: 'finished' }]
+    const throughout: NewSessionEvent[] = []
+    const first = createAgent({ provider: scriptedProvider(script), tools: [echo], sessionId: 'same' })
+    first.hooks.hook('session:event', (event) => { throughout.push(event) })
+    await first.run({ prompt: 'go', runId: 'run_1' })
+    const late: NewSessionEvent[] = []
+    const second = createAgent({ provider: scriptedProvider(script), tools: [echo], sessionId: 'same' })
+    // Added once the first tool call's result is written: its turn's end and everything after come through.
+    second.hooks.hook('tool:end', () => { if (late.length === 0) second.hooks.hook('session:event', (event) => { late.push(event) }) })
+    await second.run({ prompt: 'go', runId: 'run_1' })
+    const shape = (events: NewSessionEvent[]): unknown[] => events.map(event => ({ type: event.type, data: event.data }))
+    const fromSecondCall = throughout.findIndex(event => event.type === 'tool:end')
+    expect(shape(late)).toEqual(shape(throughout.slice(fromSecondCall)))
   })
 })
