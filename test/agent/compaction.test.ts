@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest'
-import { compactTail, createAgent } from 'zidane'
-import type { ContentBlock } from 'zidane/providers'
+import fc from 'fast-check'
+import { describe, expect, it, vi } from 'vitest'
+import { compactTail, createAgent, estimateTokens } from 'zidane'
+import type { ContentBlock, Message } from 'zidane/providers'
 import { scriptedProvider } from 'zidane/testing'
 import { countingTool } from '../helpers/tools'
 
@@ -33,5 +34,46 @@ describe("compactStrategy 'tail'", () => {
     expect(last?.messages[0]?.role).toBe('user')
     expect(last?.messages[0]?.content.some(block => block.type === 'tool_result')).toBe(false)
     expect((await agent.session()).turns.length).toBeGreaterThan(last?.messages.length ?? 0)
+  })
+
+})
+
+/** The strategy as first written: the whole list serialized for every estimate. What the faster one must match. */
+function referenceCompactTail(messages: readonly Message[], budgetTokens: number): { messages: Message[]; dropped: number } {
+  const estimate = (list: readonly Message[]): number => Math.ceil(JSON.stringify(list).length / 4)
+  if (estimate(messages) <= budgetTokens) return { messages: [...messages], dropped: 0 }
+  const cuts = messages.flatMap((message, index) => (index > 0 && message.role === 'user' && !message.content.some(block => block.type === 'tool_result') ? [index] : []))
+  for (const cut of cuts) if (estimate(messages.slice(cut)) <= budgetTokens) return { messages: messages.slice(cut), dropped: cut }
+  const last = cuts.at(-1) ?? 0
+  return { messages: messages.slice(last), dropped: last }
+}
+
+const messageArbitrary: fc.Arbitrary<Message> = fc.oneof(
+  fc.record({ role: fc.constant('user' as const), content: fc.array(fc.string({ maxLength: 80 }).map(text => ({ type: 'text' as const, text })), { minLength: 1, maxLength: 3 }) }),
+  fc.record({ role: fc.constant('user' as const), content: fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 120 })).map(([id, text]) => [{ type: 'tool_result' as const, toolUseId: id, content: text }]) }),
+  fc.record({ role: fc.constant('assistant' as const), content: fc.tuple(fc.string({ maxLength: 60 }), fc.string({ maxLength: 8 })).map(([text, id]) => [{ type: 'text' as const, text }, { type: 'tool_use' as const, id, name: 'work', input: { text } }]) }),
+)
+
+describe('the history estimate', () => {
+  it('is the JSON length of the whole list, and compactTail cuts where the whole-list estimate cut', () => {
+    fc.assert(fc.property(fc.array(messageArbitrary, { maxLength: 30 }), fc.integer({ min: 0, max: 800 }), (messages, budget) => {
+      expect(estimateTokens(messages)).toBe(Math.ceil(JSON.stringify(messages).length / 4))
+      expect(compactTail(messages, budget)).toEqual(referenceCompactTail(messages, budget))
+    }))
+  })
+
+  it('serializes a message once while its content stays the same, and again once the content is replaced', () => {
+    const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'first' }] }, { role: 'assistant', content: [{ type: 'text', text: 'second' }] }]
+    estimateTokens(messages)
+    const stringify = vi.spyOn(JSON, 'stringify')
+    try {
+      expect(estimateTokens(messages)).toBe(Math.ceil(JSON.stringify(messages).length / 4))
+      expect(stringify).toHaveBeenCalledTimes(1) // the expectation's own call: the estimate serialized nothing
+      const last = messages[1] as Message
+      last.content = [...last.content, { type: 'text', text: ' and more' }]
+      expect(estimateTokens(messages)).toBe(Math.ceil(JSON.stringify(messages).length / 4))
+    } finally {
+      stringify.mockRestore()
+    }
   })
 })
