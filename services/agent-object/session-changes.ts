@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk'
-import { readSessionRuns, SESSION_STATE_KEY, sessionTurnStateKey } from 'zidane/restate'
+import { SESSION_STATE_KEY, sessionRunStateKey, sessionTurnStateKey } from 'zidane/restate'
 import type { StoredSessionHeader } from 'zidane/restate'
-import type { SessionTurn } from 'zidane/session'
+import type { SessionRun, SessionTurn } from 'zidane/session'
 import type { SessionChanges, SessionChangesRequest } from '../../contract/event-log'
 import { readState } from '../read-state'
 
@@ -9,20 +9,32 @@ import { readState } from '../read-state'
 export const MAX_CHANGES = 200
 
 /**
- * What the shared `changes` handler returns to the session's event log, read beside a running run in two round
- * trips: the run records first, then the turns with the header. A run record read as ended was written after its
- * run's last turn, so those turns are in the second read (up to its size); a turn of a run whose record the first read
- * did not see is the log's to leave for its next read.
+ * What the shared `changes` handler returns to the session's event log, read beside a running run in one round trip:
+ * the run records, then the turns, then the header, issued in that order. Restate answers one invocation's reads in
+ * the order they were issued, each from the state as it then is, so a run record read as ended was written after its
+ * run's last turn, and those turns are in the read (up to its size); a turn of a run whose record the read did not see
+ * is the log's to leave for its next read.
  */
 export async function readSessionChanges(ctx: restate.ObjectSharedContext, request: SessionChangesRequest): Promise<SessionChanges> {
-  const runs = await readSessionRuns(ctx, request.runsFrom, request.runsFrom + clamp(request.runs), restate.RestatePromise)
-  const wanted = Math.max(request.turnsFrom, request.newFrom) + clamp(request.turns) - request.turnsFrom
-  // The turns and the header in one round trip.
-  const values = await readState(ctx, [...Array.from({ length: wanted }, (_, offset) => sessionTurnStateKey(request.turnsFrom + offset)), SESSION_STATE_KEY])
+  const runCount = clamp(request.runs)
+  const turnCount = Math.max(request.turnsFrom, request.newFrom) + clamp(request.turns) - request.turnsFrom
+  const keys = [
+    ...Array.from({ length: runCount }, (_, offset) => sessionRunStateKey(request.runsFrom + offset)),
+    ...Array.from({ length: turnCount }, (_, offset) => sessionTurnStateKey(request.turnsFrom + offset)),
+    SESSION_STATE_KEY,
+  ]
+  const values = await readState(ctx, keys)
   const header = values.pop() as StoredSessionHeader | null
+  const runs = leading(values.slice(0, runCount)) as SessionRun[]
+  const turnValues = values.slice(runCount)
+  const turns = leading(turnValues) as SessionTurn[]
+  return { runsFrom: request.runsFrom, runs, turns, moreTurns: turns.length === turnValues.length, turnCount: header?.turnCount ?? 0, runCount: header?.runCount ?? 0 }
+}
+
+/** The values up to the first missing one (a range of state keys ends at its first missing key). */
+function leading(values: readonly unknown[]): unknown[] {
   const missing = values.findIndex(value => value == null)
-  const turns = (missing === -1 ? values : values.slice(0, missing)) as SessionTurn[]
-  return { runsFrom: request.runsFrom, runs, turns, moreTurns: missing === -1, turnCount: header?.turnCount ?? 0, runCount: header?.runCount ?? 0 }
+  return missing === -1 ? [...values] : values.slice(0, missing)
 }
 
 function clamp(count: number): number {

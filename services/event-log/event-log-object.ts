@@ -25,8 +25,11 @@ function pageKey(page: number): string {
   return `${EVENT_PAGE_STATE_KEY_PREFIX}${page}`
 }
 
-/** What a handler that appends needs of the log, read in one round trip. */
-interface LogHead { count: number; waiters: string[] }
+/**
+ * What a handler that appends needs of the log, read in one round trip: the count, the waiting viewers and, when
+ * already read, the last page as stored (`tail`) and where the latest run starts (`latest`, null when none).
+ */
+interface LogHead { count: number; waiters: string[]; tail?: PromiseLike<SessionEvent[] | null>; latest?: LatestRunStart | null }
 
 /** Appends a sub-agent's batch of events in order (a journaled one-way send of its outbox). */
 async function append(ctx: restate.ObjectContext, request: AppendEventsRequest): Promise<number> {
@@ -53,12 +56,14 @@ const BEHIND_PAUSE_MS = 5
 function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request: SyncEventsRequest | null) => Promise<SyncEventsResult> {
   const Session = { name: sessionService } as SessionObject
   return async (ctx, request) => {
-    const [storedCursor, storedCount, storedWaiters, watchedUntil] = await readState(ctx, [EVENT_CURSOR_STATE_KEY, EVENT_COUNT_STATE_KEY, EVENT_WAITERS_STATE_KEY, EVENT_WATCHED_STATE_KEY])
-    const head: LogHead = { count: (storedCount as number | null) ?? 0, waiters: (storedWaiters as string[] | null) ?? [] }
+    const [storedCursor, storedCount, storedWaiters, watchedUntil, latest] = await readState(ctx, [EVENT_CURSOR_STATE_KEY, EVENT_COUNT_STATE_KEY, EVENT_WAITERS_STATE_KEY, EVENT_WATCHED_STATE_KEY, EVENT_LATEST_RUN_STATE_KEY])
+    const head: LogHead = { count: (storedCount as number | null) ?? 0, waiters: (storedWaiters as string[] | null) ?? [], latest: (latest as LatestRunStart | null) ?? null }
     const watched = head.waiters.length > 0 || (await ctx.date.now()) < ((watchedUntil as number | null) ?? 0)
     // The doorbell only hurries the log for its viewers: without one, the run's journaled syncs bring the events.
     const rung = request?.turns !== undefined || request?.runs !== undefined
     if (rung && !watched) return { count: head.count, watched }
+    // A rung sync has events to append: its last page is read beside the session's changes, not after them.
+    if (rung) head.tail = tailPage(ctx, head.count)
     let cursor = (storedCursor as EventCursor | null) ?? EMPTY_CURSOR
     const start = cursor
     // What the session holds, as far as this sync knows: the doorbell's counts, then the header's at each read.
@@ -79,6 +84,11 @@ function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request:
   }
 }
 
+/** Reads the page the next event of a log of `count` events goes to (issued now, awaited by the append). */
+function tailPage(ctx: restate.ObjectContext, count: number): restate.RestatePromise<SessionEvent[] | null> {
+  return ctx.get<SessionEvent[]>(pageKey(Math.floor(count / EVENT_PAGE_SIZE))) as unknown as restate.RestatePromise<SessionEvent[] | null>
+}
+
 /**
  * Appends events in order after `head.count`, numbering them, then wakes the viewers of `head.waiters` with the new
  * count; `head` is left as the log now is.
@@ -87,7 +97,7 @@ async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessio
   if (fresh.length === 0) return head.count
   let count = head.count
   let page = Math.floor(count / EVENT_PAGE_SIZE)
-  let events = (await ctx.get<SessionEvent[]>(pageKey(page))) ?? []
+  let events = (await (head.tail ?? tailPage(ctx, count))) ?? []
   for (const event of fresh) {
     events.push({ ...event, seq: ++count })
     if (events.length < EVENT_PAGE_SIZE) continue
@@ -96,30 +106,32 @@ async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessio
     events = []
   }
   if (events.length > 0) ctx.set(pageKey(page), events)
-  await noteLatestRun(ctx, fresh, head.count)
+  await noteLatestRun(ctx, fresh, head)
   ctx.set(EVENT_COUNT_STATE_KEY, count)
   for (const awakeableId of head.waiters) ctx.resolveAwakeable(awakeableId, count)
   if (head.waiters.length > 0) ctx.clear(EVENT_WAITERS_STATE_KEY)
-  head.count = count
-  head.waiters = []
+  Object.assign(head, { count, waiters: [], tail: Promise.resolve(events) })
   return count
 }
 
 /**
  * Keeps where the latest top-level run starts (appended as `fresh` after `before` events), so a protocol view finds
- * the run it replays in one read, however long the log. Read only when a batch holds a top-level run's start or end.
+ * the run it replays in one read, however long the log. Read (unless `head` holds it) only when a batch holds a
+ * top-level run's start or end.
  */
-async function noteLatestRun(ctx: restate.ObjectContext, fresh: readonly NewSessionEvent[], before: number): Promise<void> {
+async function noteLatestRun(ctx: restate.ObjectContext, fresh: readonly NewSessionEvent[], head: LogHead): Promise<void> {
   const topLevel = (event: NewSessionEvent): boolean => event.data.label === undefined && (event.type === 'run:start' || event.type === 'run:end')
   if (!fresh.some(topLevel)) return
-  let latest = await ctx.get<LatestRunStart>(EVENT_LATEST_RUN_STATE_KEY)
+  const appendedAfter = head.count
+  let latest = head.latest !== undefined ? head.latest : await ctx.get<LatestRunStart>(EVENT_LATEST_RUN_STATE_KEY)
   fresh.forEach((event, index) => {
     if (!topLevel(event)) return
     const runId = String(event.data.runId)
-    if (event.type === 'run:start') latest = { runId, startSeq: before + index + 1, ended: false }
+    if (event.type === 'run:start') latest = { runId, startSeq: appendedAfter + index + 1, ended: false }
     else if (latest?.runId === runId) latest = { ...latest, ended: true }
   })
   if (latest) ctx.set(EVENT_LATEST_RUN_STATE_KEY, latest)
+  head.latest = latest ?? null
 }
 
 /** The latest top-level run's start, as {@link noteLatestRun} keeps it. */
@@ -127,15 +139,21 @@ async function latestRun(ctx: restate.ObjectSharedContext): Promise<LatestRunSta
   return (await ctx.get<LatestRunStart>(EVENT_LATEST_RUN_STATE_KEY)) ?? null
 }
 
-/** Events with `seq > after`, read page by page: a range costs its pages, not the whole log. */
+/**
+ * Events with `seq > after`, read page by page: a range costs its pages, not the whole log. The page holding `after`'s
+ * successor is read with the count, in one round trip: a viewer that keeps up reads what is new in one.
+ */
 async function read(ctx: restate.ObjectSharedContext, request: ReadEventsRequest | null): Promise<ReadEventsResult> {
-  const count = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
   const after = Math.max(0, Math.floor(request?.after ?? 0))
   const limit = Math.min(MAX_READ_LIMIT, Math.max(1, Math.floor(request?.limit ?? 100)))
+  const first = Math.floor(after / EVENT_PAGE_SIZE)
+  const [storedCount, firstPage] = await readState(ctx, [EVENT_COUNT_STATE_KEY, pageKey(first)])
+  const count = (storedCount as number | null) ?? 0
   const last = Math.min(count, after + limit)
   const events: SessionEvent[] = []
-  for (let page = Math.floor(after / EVENT_PAGE_SIZE); page * EVENT_PAGE_SIZE < last; page++) {
-    for (const event of (await ctx.get<SessionEvent[]>(pageKey(page))) ?? []) if (event.seq > after && event.seq <= last) events.push(event)
+  for (let page = first; page * EVENT_PAGE_SIZE < last; page++) {
+    const stored = page === first ? firstPage as SessionEvent[] | null : await ctx.get<SessionEvent[]>(pageKey(page))
+    for (const event of stored ?? []) if (event.seq > after && event.seq <= last) events.push(event)
   }
   return { events, count }
 }
