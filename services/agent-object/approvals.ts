@@ -4,6 +4,7 @@ import type { PendingQuestion, PromptToolPolicy } from '../../contract/session'
 import { APPROVAL_INPUT_PREVIEW_CHARS, RESUMER_SERVICE } from '../../contract/session'
 import type { ResumerObject } from '../resumer/resumer-object'
 import { listPendingQuestion, unlistPendingQuestion } from './pending-questions'
+import type { QuestionActivity } from './pending-questions'
 
 const Resumer: ResumerObject = { name: RESUMER_SERVICE }
 
@@ -36,12 +37,12 @@ export function policyPermission(policy: ToolPolicy, prompt: PromptToolPolicy = 
  * context itself (`journal: 'self'`), never inside a step. `beforeWait` runs first (the deployment journals the run's
  * unsynced events there).
  */
-export function restateApprovals(ctx: restate.ObjectContext, options: { timeoutMs?: number; beforeWait?: () => void } = {}): RequestInteraction {
+export function restateApprovals(ctx: restate.ObjectContext, options: { timeoutMs?: number; beforeWait?: () => void; activity?: QuestionActivity } = {}): RequestInteraction {
   const request = async (interaction: InteractionRequest): Promise<InteractionDone> => {
     options.beforeWait?.()
     const id = interaction.awakeable.id
     const createdAt = await ctx.date.now()
-    await listPendingQuestion(ctx, approvalQuestion(interaction, createdAt, options.timeoutMs))
+    await listPendingQuestion(ctx, approvalQuestion(interaction, createdAt, options.timeoutMs), options.activity)
     return async outcome => {
       await unlistPendingQuestion(ctx, id)
       if (outcome?.timedOut === true) ctx.objectSendClient(Resumer, id).close({ reason: 'expired' })

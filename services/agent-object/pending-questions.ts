@@ -17,10 +17,24 @@ export const MAX_ASKED_QUESTIONS = 500
 const Resumer: ResumerObject = { name: RESUMER_SERVICE }
 
 /**
- * Lists a question (or approval) as pending: registered with the resumer first, and the registration awaited, so an
- * answer sent the moment it is listed is never refused; then added to the session's pending list (once).
+ * What one invocation of a session did to its pending questions: whether it listed one. Only the session's exclusive
+ * handlers write the list, so an invocation that listed none and found none at its start (or closed them) ends with
+ * none, and skips the read of the list at its end. Set on every replay alike: the listing is replayed code.
  */
-export async function listPendingQuestion(ctx: restate.ObjectContext, pending: PendingQuestion): Promise<void> {
+export interface QuestionActivity { listed: boolean }
+
+/** A fresh {@link QuestionActivity}: nothing listed yet. */
+export function questionActivity(): QuestionActivity {
+  return { listed: false }
+}
+
+/**
+ * Lists a question (or approval) as pending: registered with the resumer first, and the registration awaited, so an
+ * answer sent the moment it is listed is never refused; then added to the session's pending list (once), and noted in
+ * the invocation's `activity`.
+ */
+export async function listPendingQuestion(ctx: restate.ObjectContext, pending: PendingQuestion, activity?: QuestionActivity): Promise<void> {
+  if (activity) activity.listed = true
   const { id, kind, question, createdAt, options, expiresAt } = pending
   await ctx.objectClient(Resumer, id).register({ sessionKey: ctx.key, kind, question, createdAt, ...(options ? { options } : {}), ...(expiresAt ? { expiresAt } : {}) })
   const open = (await ctx.get<PendingQuestion[]>(PENDING_QUESTIONS_KEY)) ?? []

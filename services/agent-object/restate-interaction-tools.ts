@@ -4,6 +4,7 @@ import { raceWithTimeout } from 'zidane/restate'
 import type { ToolContext, ToolDef, ToolResult } from 'zidane'
 import type { PendingQuestion } from '../../contract/session'
 import { listPendingQuestion, unlistPendingQuestion } from './pending-questions'
+import type { QuestionActivity } from './pending-questions'
 import type { ResumerObject } from '../resumer/resumer-object'
 import { RESUMER_SERVICE } from '../../contract/session'
 
@@ -19,7 +20,7 @@ export const INTERACTION_TOOL_NAMES = ['ask_user', 'present_plan'] as const
  * lists it in the session's pending questions, and parks until the resumer resolves it. A parked invocation
  * suspends, so a question can wait for days. A question that times out is closed at the resumer (`expired`).
  */
-export function restateInteractionTools(ctx: restate.ObjectContext, options: { timeoutMs?: number } = {}): ToolDef[] {
+export function restateInteractionTools(ctx: restate.ObjectContext, options: { timeoutMs?: number; activity?: QuestionActivity } = {}): ToolDef[] {
   const tool = (kind: PendingQuestion['kind'], description: string, field: 'question' | 'plan'): ToolDef => ({
     spec: {
       name: kind,
@@ -27,7 +28,7 @@ export function restateInteractionTools(ctx: restate.ObjectContext, options: { t
       inputSchema: { type: 'object', properties: { [field]: { type: 'string', minLength: 1 }, ...(field === 'question' ? { options: { type: 'array', items: { type: 'string' } } } : {}) }, required: [field], additionalProperties: false },
     },
     journal: 'self',
-    execute: (input, toolCtx) => parkQuestion(ctx, kind, String(input[field]), input.options, toolCtx, options.timeoutMs),
+    execute: (input, toolCtx) => parkQuestion(ctx, kind, String(input[field]), input.options, toolCtx, options.timeoutMs, options.activity),
   })
   return [
     tool('ask_user', 'Ask the user a question and wait for the answer.', 'question'),
@@ -38,13 +39,13 @@ export function restateInteractionTools(ctx: restate.ObjectContext, options: { t
 /**
  * Lists `question` in the session's pending questions (registered with the resumer first) and parks the call on its
  * awakeable until it is answered (the answer's text) or `timeoutMs` passes (an error result). Journals itself through
- * `ctx`: call it outside any step, on every replay alike.
+ * `ctx`: call it outside any step, on every replay alike. The listing is noted in the invocation's `activity`.
  */
-export async function parkQuestion(ctx: restate.ObjectContext, kind: PendingQuestion['kind'], question: string, choices: JsonValue | undefined, toolCtx: ToolContext, timeoutMs: number | undefined): Promise<ToolResult> {
+export async function parkQuestion(ctx: restate.ObjectContext, kind: PendingQuestion['kind'], question: string, choices: JsonValue | undefined, toolCtx: ToolContext, timeoutMs: number | undefined, activity?: QuestionActivity): Promise<ToolResult> {
   const awakeable = ctx.awakeable<JsonValue>()
   const createdAt = await ctx.date.now()
   const pending: PendingQuestion = { id: awakeable.id, kind, callId: toolCtx.callId, question, createdAt, ...(Array.isArray(choices) ? { options: choices.map(String) } : {}), ...(timeoutMs ? { expiresAt: createdAt + timeoutMs } : {}) }
-  await listPendingQuestion(ctx, pending)
+  await listPendingQuestion(ctx, pending, activity)
   await toolCtx.hooks.callHook('interaction:request', { kind, sessionId: toolCtx.sessionId, runId: toolCtx.runId, callId: toolCtx.callId, question, awakeable: { id: awakeable.id } })
   const outcome = await raceWithTimeout(ctx, awakeable.promise, { promises: restate.RestatePromise, ...(timeoutMs ? { timeoutMs } : {}) })
   await unlistPendingQuestion(ctx, awakeable.id)

@@ -1,6 +1,7 @@
 import type * as restate from '@restatedev/restate-sdk'
 import { findOpenToolCalls } from 'zidane/session'
 import type { Session, SessionRun } from 'zidane/session'
+import { closeOpenQuestions } from './close-questions'
 
 /** What the open tool calls of a cancelled run get as their result. */
 export const CANCELLED_CALL_TEXT = '[Tool use cancelled] The run was cancelled before this call finished. Its effect may or may not have happened: check before you run it again.'
@@ -25,13 +26,16 @@ export async function endRunningRuns(session: Session, ending: RunsEnding): Prom
 
 /**
  * A run still `running` when the next invocation of its session starts was left by an invocation that Restate ended
- * without the run's clean-up: killed once its attempts ran out (`agentHandlerOptions`), or by an operator. Records it
- * `failed`, with a reason naming the step it was in, before the new run starts; issues no command when there is none.
+ * without the run's clean-up: killed once its attempts ran out (`agentHandlerOptions`), or by an operator. Closes the
+ * questions it left listed, then records it `failed` at `endedAt` (the new invocation's journaled start), with a
+ * reason naming the step it was in, before the new run starts; issues no command when there is none. Only such an
+ * invocation leaves questions listed: a run lists them while it is `running`, and a failure or cancellation closes them before it
+ * records the run's end, and a run ends normally only once each question it listed was unlisted (answered or expired).
  */
-export async function endKilledRuns(ctx: restate.ObjectContext, session: Session, maxAttempts: number | undefined): Promise<void> {
+export async function endKilledRuns(ctx: restate.ObjectContext, session: Session, maxAttempts: number | undefined, endedAt: number): Promise<void> {
   const last = session.runs.filter(run => run.status === 'running').at(-1)
   if (!last) return
-  const endedAt = await ctx.date.now()
+  await closeOpenQuestions(ctx, 'failed')
   session.useClock({ now: () => endedAt })
   await endRunningRuns(session, { status: 'failed', reason: killedRunReason(session, last, maxAttempts), endedAt, text: FAILED_CALL_TEXT })
 }

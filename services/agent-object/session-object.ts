@@ -8,20 +8,22 @@ import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunR
 import { CURRENT_INVOCATION_STATE_KEY, SESSION_SERVICE, SPAWN_TOOL } from '../../contract/session'
 import { publishAgentDeltas } from '../live/agent-live'
 import { traceAgentRun } from '../telemetry/trace-agent'
-import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
+import { tenantOfSessionKey } from '../workspace'
 import { createBuiltinTools } from 'zidane/tools'
-import { currentRunSettings, runToolSet } from '../run-settings'
+import { runToolSet } from '../run-settings'
 import { agentHandlerOptions, agentOutputs, agentRuntime, agentSpawnTool } from '../agent-deps'
-import { mcpRunTools, mcpSettings } from '../mcp-servers'
+import { mcpRunTools } from '../mcp-servers'
 import type { AskUser } from '../mcp-elicitation'
 import type { AgentDeps } from '../agent-deps'
-import type { RunSettings } from '../../contract/session'
 import { policyPermission, restateApprovals } from './approvals'
 import { closeOpenQuestions } from './close-questions'
 import { withErrorBoundary } from '../handler-boundary'
 import type { HandlerEnding } from '../handler-boundary'
 import { inboxSteering, takeForDelivery } from './inbox-steering'
-import { PENDING_QUESTIONS_KEY } from './pending-questions'
+import { PENDING_QUESTIONS_KEY, questionActivity } from './pending-questions'
+import type { QuestionActivity } from './pending-questions'
+import { journalRunStart, runStartClock } from './run-start'
+import type { RunStart } from './run-start'
 import { INTERACTION_TOOL_NAMES, parkQuestion, restateInteractionTools } from './restate-interaction-tools'
 import { readSessionView } from './session-view'
 import { CANCELLED_CALL_TEXT, endKilledRuns, endRunningRuns, FAILED_CALL_TEXT } from './run-endings'
@@ -41,17 +43,19 @@ export interface SessionObjectOptions {
 }
 
 async function runSession(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest): Promise<SessionRunResult> {
-  const invocation: CurrentInvocation = { invocationId: ctx.request().id, status: 'running', startedAt: await ctx.date.now() }
+  const offered = offeredToolNames(deps)
+  const start = await journalRunStart(deps, ctx, offered)
+  const invocation: CurrentInvocation = { invocationId: ctx.request().id, status: 'running', startedAt: start.startedAt }
   ctx.set(CURRENT_INVOCATION_STATE_KEY, invocation)
   updateSessionIndex(ctx, { status: 'running', lastActivityAt: invocation.startedAt })
-  // Questions still listed belong to an earlier invocation that ended without its clean-up (killed): close them.
-  await closeOpenQuestions(ctx, 'failed')
   // One sink per invocation, whichever store records the events: the log reads them from the session's state.
   const events = createSessionLogSync(ctx, deps.doorbell)
+  const questions = questionActivity()
   return withErrorBoundary(async () => {
-    const stats = await runAgent(deps, ctx, request, events)
+    const stats = await runAgent(deps, ctx, request, events, { ...start, offered, questions })
     events.flush()
-    await closeOpenQuestions(ctx, 'finished')
+    // Questions this invocation listed and left (none unless it listed one): an earlier one's were closed at its start.
+    if (questions.listed) await closeOpenQuestions(ctx, 'finished')
     ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
     await indexRunEnd(ctx, stats.endedAt)
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
@@ -98,30 +102,34 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, events: EventSink
   if (session) await endRunningRuns(session, end)
 }
 
-async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest, events: EventSink): Promise<AgentStats> {
+/** What `runSession` decided before the agent runs: the journaled start, the tools offered, the question activity. */
+interface AgentStart extends RunStart {
+  offered: readonly string[]
+  questions: QuestionActivity
+}
+
+async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest, events: EventSink, start: AgentStart): Promise<AgentStats> {
   const { config } = deps
-  const offered = offeredToolNames(deps)
-  const settings = await ctx.run('settings', () => ({ ...currentRunSettings(config, offered, deps.env), ...mcpSettings(deps.mcp, tenantOfSessionKey(ctx.key)) }))
+  const { settings, root, questions } = start
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
-  const durable = agentRuntime(ctx, deps, `${ctx.key}:${ctx.request().id}`, recordedSessionStore(ctx, events, { promises: restate.RestatePromise }))
-  const store = durable.stores.session
+  const store = recordedSessionStore(ctx, events, { promises: restate.RestatePromise, clock: runStartClock(ctx, start.startedAt) })
+  const durable = agentRuntime(ctx, deps, `${ctx.key}:${ctx.request().id}`, store)
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   // Only when an earlier invocation was killed: the new commands it issues are on no other run's path.
-  await endKilledRuns(ctx, session, config.maxAttempts)
-  const root = await ctx.run('workspace', () => sessionWorkspace(config.workspaceRoot, ctx.key))
+  await endKilledRuns(ctx, session, config.maxAttempts, start.startedAt)
   const spawn = agentSpawnTool(ctx, events, settings, request.policy, {
     onAbort: () => ctx.invocation(ctx.request().id).cancel(),
     limits: { maxChildrenPerTurn: settings.maxChildrenPerTurn, maxChildrenPerTree: settings.maxChildrenPerRun, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   // A server's request for input waits as a question, as ask_user's do.
-  const askUser: AskUser = (question, toolCtx) => parkQuestion(ctx, 'ask_user', question, undefined, toolCtx, settings.questionTimeoutMs)
+  const askUser: AskUser = (question, toolCtx) => parkQuestion(ctx, 'ask_user', question, undefined, toolCtx, settings.questionTimeoutMs, questions)
   const mcpTools = await mcpRunTools(ctx, deps.mcp, settings, tenantOfSessionKey(ctx.key), root, askUser)
   const agent = createAgent({
     provider: deps.provider,
-    tools: [...runTools(deps, ctx, settings, offered, root, spawn), ...mcpTools],
+    tools: [...runTools(deps, ctx, start, spawn), ...mcpTools],
     durable,
     session,
-    ...approvalOptions(ctx, request, settings, events),
+    ...approvalOptions(ctx, request, start, events),
     steering: inboxSteering(ctx),
     behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, ...agentOutputs(deps, root, ctx.key), maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
@@ -138,19 +146,21 @@ function offeredToolNames(deps: AgentDeps): string[] {
 }
 
 /** The run's tools: those its journaled settings offer, among the candidates (those {@link offeredToolNames} names). */
-function runTools(deps: AgentDeps, ctx: restate.ObjectContext, settings: RunSettings, offered: readonly string[], root: string, spawn: ToolDef): ToolDef[] {
+function runTools(deps: AgentDeps, ctx: restate.ObjectContext, start: AgentStart, spawn: ToolDef): ToolDef[] {
+  const { settings, offered, root } = start
   // The demo tools the run started with stay candidates (refused when this process no longer serves them).
   const withDemoTools = deps.config.demoTools || demoTools().some(tool => settings.tools.includes(tool.spec.name))
-  const questions = restateInteractionTools(ctx, settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {})
+  const questions = restateInteractionTools(ctx, { activity: start.questions, ...(settings.questionTimeoutMs ? { timeoutMs: settings.questionTimeoutMs } : {}) })
   const candidates = [...createBuiltinTools(deps.tools.options(root, tenantOfSessionKey(ctx.key))), ...(withDemoTools ? demoTools() : []), ...questions, spawn]
   return runToolSet(deps.tools, candidates, settings, offered)
 }
 
 /** The operator's (as the run's settings hold it) and the prompt's approval policy and how its questions reach a person (none without a policy). */
-function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest, settings: RunSettings, events: EventSink): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
+function approvalOptions(ctx: restate.ObjectContext, request: SessionRunRequest, start: AgentStart, events: EventSink): Pick<CreateAgentOptions, 'canUseTool' | 'requestInteraction'> {
+  const { settings } = start
   const canUseTool = policyPermission({ approve: settings.approveTools, deny: settings.denyTools }, request.policy)
   // The run waits on a person: the events that led to the question reach the log first.
-  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx, { ...(settings.approvalTimeoutMs ? { timeoutMs: settings.approvalTimeoutMs } : {}), beforeWait: () => events.flush() }) } : {}
+  return canUseTool ? { canUseTool, requestInteraction: restateApprovals(ctx, { ...(settings.approvalTimeoutMs ? { timeoutMs: settings.approvalTimeoutMs } : {}), beforeWait: () => events.flush(), activity: start.questions }) } : {}
 }
 
 /**

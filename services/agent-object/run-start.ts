@@ -1,0 +1,46 @@
+import type * as restate from '@restatedev/restate-sdk'
+import { createCoalescedClock } from 'zidane/restate'
+import type { RunSettings } from '../../contract/session'
+import type { AgentDeps } from '../agent-deps'
+import { mcpSettings } from '../mcp-servers'
+import { currentRunSettings } from '../run-settings'
+import { sessionWorkspace, tenantOfSessionKey } from '../workspace'
+
+/** What a session invocation decides as it starts, journaled in one step: when, with which settings, in which folder. */
+export interface RunStart {
+  /** When the invocation started (the step's wall time): the invocation record's, the index's and a killed run's end. */
+  startedAt: number
+  /** The services' settings the run's journal depends on (docs/design/journal-compatibility.md). */
+  settings: RunSettings
+  /** The session's workspace folder, created on demand. */
+  root: string
+}
+
+/**
+ * Journals the invocation's start in one step named `settings` (the name the step had when it held the settings
+ * alone): its time, the settings of this process for the tools `offered`, and the workspace folder. One run command
+ * instead of three (a clock read, the settings, the workspace): docs/design/journal-entries.md.
+ */
+export function journalRunStart(deps: AgentDeps, ctx: restate.ObjectContext, offered: readonly string[]): Promise<RunStart> {
+  const tenant = tenantOfSessionKey(ctx.key)
+  return ctx.run('settings', async (): Promise<RunStart> => ({
+    // eslint-disable-next-line no-restricted-properties -- inside the step: journaled as its result, replayed as recorded.
+    startedAt: Date.now(),
+    settings: { ...currentRunSettings(deps.config, offered, deps.env), ...mcpSettings(deps.mcp, tenant) },
+    root: await sessionWorkspace(deps.config.workspaceRoot, ctx.key),
+  }))
+}
+
+/**
+ * The session store's clock for an invocation that started at `startedAt` (journaled): coalesced as the store's own
+ * default (one anchor every 8 stamps), its first anchor the journaled start instead of a `ctx.date.now()` of its own,
+ * later ones `ctx.date.now()`. Call its `now()` outside any step, in the same order on every replay (the store does).
+ */
+export function runStartClock(ctx: restate.ObjectContext, startedAt: number): { now(): Promise<number> } {
+  let anchored = false
+  return createCoalescedClock(async () => {
+    if (anchored) return ctx.date.now()
+    anchored = true
+    return startedAt
+  })
+}
