@@ -252,16 +252,22 @@ async function openSession(options: CreateAgentOptions, runtime: DurableRuntime,
 
 /**
  * Turns the session's writes into session events for `emit` (what it held when opened is not reported again). While
- * no `session:event` hook listens, the recorder only follows the writes (so a hook added later gets the events of the
- * writes after it) and builds no event.
+ * no `session:event` hook listens, no event is built: the recorder follows the run records, and learns the turns
+ * written meanwhile only once a hook listens again (so that hook gets the events of the writes after it).
  */
 function publishSessionEvents(session: Session, recorder: EventRecorder, hooks: AgentHookable, emit: (event: NewSessionEvent) => void): void {
   recorder.seed({ runs: session.runs, turns: session.turns })
+  let turnsMissed = false
   session.onChange((change) => {
     if (!hooks.listens('session:event')) {
-      if (change.kind === 'turns') recorder.noteTurns(change.turns)
-      else recorder.noteRuns(change.meta)
+      if (change.kind === 'meta') recorder.noteRuns(change.meta)
+      else turnsMissed = true
       return
+    }
+    if (turnsMissed) {
+      // The session's turns before this write: the ones it appended last are this change's.
+      recorder.noteTurns(session.turns.slice(0, session.turns.length - (change.kind === 'turns' ? change.turns.length : 0)))
+      turnsMissed = false
     }
     const events = change.kind === 'turns' ? recorder.turnEvents(change.turns) : recorder.runEvents(change.meta)
     for (const event of events) emit(event)

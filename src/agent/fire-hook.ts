@@ -13,6 +13,8 @@ type HookName = keyof AgentHooks
  */
 export class AgentHookable extends Hookable<AgentHooks> {
   override callHook<N extends HookName>(name: N, ...args: Parameters<AgentHooks[N]>): Promise<void> | void {
+    // Most names have no hook: hookable would still copy an empty list and build the call's spy event.
+    if (!this.listens(name)) return undefined
     return this.callHookWith(callInOrder, name, args)
   }
 
