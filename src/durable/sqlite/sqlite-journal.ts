@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
-import { hostname } from 'node:os'
+import { hostname, uptime } from 'node:os'
 import { DurableError, RunTakenOverError } from '../../errors/zidane-error'
 import { toDurableError } from './open-database'
 import { StartLog, startLogPath } from './start-log'
@@ -22,6 +22,12 @@ export interface JournalSettings {
   /** Called after every commit with its strength: a diagnostics hook (tests and the bench count commits per turn). */
   onCommit?: ((strength: 'durable' | 'light') => void) | undefined
 }
+
+/**
+ * `runs.suspended_cleanly` of a run claimed after an OS crash whose attempt has not committed a step yet: the next
+ * claimer keeps treating its unrecorded at-most-once steps as possibly started (1 is a clean suspend, 0 neither).
+ */
+export const OS_CRASH_WINDOW = 2
 
 /** A run's id before the first `.`: child runs (`<run>.<callId>`) belong to their root run. */
 export function rootRunId(runId: string): string {
@@ -53,6 +59,11 @@ export class SqliteJournal {
    * fresh run or one that suspended cleanly): what `wasStarted` answers from, without a query.
    */
   private readonly claims = new Map<string, ReadonlySet<string>>()
+  /**
+   * Claimed roots recovering from an OS crash (see `ownerOutlivedByReboot`): until this runtime's first synced step
+   * commit for the run, an unrecorded at-most-once step may have run in the window the crash lost, so it is resumed.
+   */
+  private readonly afterOsCrash = new Set<string>()
 
   constructor(readonly db: DatabaseSync, readonly settings: JournalSettings) {
     this.startLog = new StartLog(startLogPath(settings.path, this.owner))
@@ -159,12 +170,43 @@ export class SqliteJournal {
     }
   }
 
-  /** Records the claim of root run `root` and the steps earlier attempts of it started and never recorded. */
-  setClaim(root: string, startedEarlier: ReadonlySet<string>): void { this.claims.set(root, startedEarlier) }
+  /**
+   * Records the claim of root run `root`, the steps earlier attempts of it started and never recorded, and whether it
+   * recovers from an OS crash (`afterOsCrash`).
+   */
+  setClaim(root: string, startedEarlier: ReadonlySet<string>, afterOsCrash = false): void {
+    this.claims.set(root, startedEarlier)
+    if (afterOsCrash) this.afterOsCrash.add(root)
+    else this.afterOsCrash.delete(root)
+  }
+
+  /** Whether `root` recovers from an OS crash and no synced step commit of this runtime ended that window yet. */
+  isAfterOsCrash(root: string): boolean { return this.afterOsCrash.has(root) }
+
+  /** Ends the OS-crash window of `root`: inside a transaction that records a step of this attempt. */
+  endOsCrashWindow(root: string): void {
+    this.sql(`UPDATE runs SET suspended_cleanly = 0 WHERE run_id = ? AND suspended_cleanly = ${OS_CRASH_WINDOW}`).run(root)
+  }
+
+  /** The transaction that ended `root`'s OS-crash window committed. */
+  osCrashWindowEnded(root: string): void { this.afterOsCrash.delete(root) }
+
+  /**
+   * Whether `owner`'s last heartbeat is older than this machine's boot (on this host), or it ran on another host:
+   * the machine may have crashed since, and then the unsynced tail of the WAL and its start log may be lost.
+   * A missing owner row is a clean close (the row came before the owner's runs in the WAL, which kept the runs).
+   */
+  ownerOutlivedByReboot(owner: string): boolean {
+    const row = this.sql('SELECT host, heartbeat_at FROM owners WHERE owner_id = ?').get(owner) as { host: string; heartbeat_at: number } | undefined
+    if (!row) return false
+    if (row.host !== hostname()) return true
+    return row.heartbeat_at < Date.now() - uptime() * 1000
+  }
 
   /** Forgets the claim of `root` (released or suspended): its start markers are void. */
   dropClaim(root: string): void {
     this.claims.delete(root)
+    this.afterOsCrash.delete(root)
     this.startLog.forget(root)
   }
 
@@ -172,9 +214,11 @@ export class SqliteJournal {
    * Whether an earlier attempt started step `name` of root run `root` and did not record it: for a run this runtime
    * claimed, from the claim (no query); for a run it did not claim (direct use of `step`), from `step_starts`.
    * A step this runtime started and did not record (it threw) counts too, as in the in-memory reference runtime.
+   * After an OS crash, every unrecorded at-most-once step before this attempt's first synced step commit counts.
    */
-  wasStarted(root: string, name: string): boolean {
+  wasStarted(root: string, name: string, atMostOnce = false): boolean {
     if (this.startLog.isLive(root, name)) return true
+    if (atMostOnce && this.afterOsCrash.has(root)) return true
     const claimed = this.claims.get(root)
     if (claimed) return claimed.has(name)
     return this.sql('SELECT 1 AS started FROM step_starts WHERE name = ?').get(name) !== undefined

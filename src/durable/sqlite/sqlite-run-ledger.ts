@@ -1,5 +1,6 @@
 import { RunTakenOverError } from '../../errors/zidane-error'
 import type { InterruptedRun, RunLedger } from '../runtime'
+import { OS_CRASH_WINDOW } from './sqlite-journal'
 import type { SqliteJournal } from './sqlite-journal'
 import { readStartLog, removeStartLog, startLogPath } from './start-log'
 
@@ -16,19 +17,21 @@ export function createSqliteRunLedger(journal: SqliteJournal): RunLedger {
   return {
     async claim(sessionId, runId, options = {}) {
       let previous: RunRow | undefined
+      let afterOsCrash = false
       journal.transaction('light', () => {
         const row = journal.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined
         if (row && row.status === 'running' && row.owner !== journal.owner && journal.isOwnerAlive(row.owner) && options.takeOver !== true) throw new RunTakenOverError(runId)
         previous = row
+        afterOsCrash = row !== undefined && row.suspended_cleanly !== 1 && (row.suspended_cleanly === OS_CRASH_WINDOW || journal.ownerOutlivedByReboot(row.owner))
         if (row?.suspended_cleanly === 1) journal.sql('DELETE FROM step_starts WHERE run_id = ?').run(runId)
         else if (row) keepStarts(journal, runId, row.owner, readStartLog(startLogPath(journal.settings.path, row.owner), runId))
         const now = Date.now()
-        journal.sql(`INSERT INTO runs (run_id, session_id, owner, status, suspended_cleanly, claimed_at, updated_at) VALUES (?, ?, ?, 'running', 0, ?, ?)
-          ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, status = 'running', suspended_cleanly = 0, claimed_at = excluded.claimed_at, updated_at = excluded.updated_at`).run(runId, sessionId, journal.owner, now, now)
+        journal.sql(`INSERT INTO runs (run_id, session_id, owner, status, suspended_cleanly, claimed_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?, ?)
+          ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, status = 'running', suspended_cleanly = excluded.suspended_cleanly, claimed_at = excluded.claimed_at, updated_at = excluded.updated_at`).run(runId, sessionId, journal.owner, afterOsCrash ? OS_CRASH_WINDOW : 0, now, now)
       })
       journal.unfence(sessionId)
       journal.startLog.forget(runId)
-      journal.setClaim(runId, previous && previous.suspended_cleanly !== 1 ? startedEarlier(journal, runId, previous.owner) : new Set())
+      journal.setClaim(runId, previous && previous.suspended_cleanly !== 1 ? startedEarlier(journal, runId, previous.owner) : new Set(), afterOsCrash)
     },
     async release(_sessionId, runId, status) {
       const owner = journal.transaction('durable', () => {
@@ -52,7 +55,7 @@ export function createSqliteRunLedger(journal: SqliteJournal): RunLedger {
     },
     async assertOwner(_sessionId, runId) { journal.assertOwnerOf(runId) },
     async markSuspended(_sessionId, runId) {
-      journal.transaction('light', () => { journal.sql('UPDATE runs SET suspended_cleanly = 1 WHERE run_id = ? AND owner = ?').run(runId, journal.owner) })
+      journal.transaction('light', () => { journal.sql(`UPDATE runs SET suspended_cleanly = CASE suspended_cleanly WHEN ${OS_CRASH_WINDOW} THEN ${OS_CRASH_WINDOW} ELSE 1 END WHERE run_id = ? AND owner = ?`).run(runId, journal.owner) })
       journal.dropClaim(runId)
     },
   }

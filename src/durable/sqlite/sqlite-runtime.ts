@@ -142,7 +142,7 @@ async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attemp
   const recorded = journal.recordedStep(key.name)
   if (recorded !== undefined) return JSON.parse(recorded) as T
   const root = rootRunId(key.runId)
-  const resumed = journal.wasStarted(root, key.name)
+  const resumed = journal.wasStarted(root, key.name, options.atMostOnce === true)
   flushBeforeExecute(journal, root, options)
   // The marker goes out before the ownership check: a claimer that took the run over reads our log after its commit,
   // so either it sees this marker or our check below sees its claim (see `startedEarlier` in the run ledger).
@@ -157,11 +157,14 @@ async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attemp
     journal.deferStep(root, key.name, json, recordedNow)
     return value
   }
+  const endsOsCrashWindow = journal.isAfterOsCrash(root)
   journal.transaction('durable', () => {
     journal.assertOwnerOf(key.runId)
     journal.sql('INSERT OR REPLACE INTO steps (name, run_id, value) VALUES (?, ?, ?)').run(key.name, root, json)
     if (journal.mayHaveStartRows(root)) journal.sql('DELETE FROM step_starts WHERE name = ?').run(key.name)
+    if (endsOsCrashWindow) journal.endOsCrashWindow(root)
   })
+  if (endsOsCrashWindow) journal.osCrashWindowEnded(root)
   recordedNow()
   return value
 }
