@@ -34,15 +34,18 @@ export interface AppendEventsRequest { events: NewSessionEvent[] }
  * Input of `events/<key>/sync` (exclusive): derive the events of the session's writes the log does not hold yet.
  * Sent one-way by the session's run (journaled, before it waits and at its end) and rung by the services' doorbell
  * (outside the journal) with the turns and runs the session held after the write it rings for: a sync that finds
- * fewer (the write is not readable yet) reads again.
+ * fewer (the write is not readable yet) reads again. The doorbell adds the `cursor` its last sync of the log returned:
+ * a sync asks the session for the changes past it while it reads its own cursor, and uses the answer only when the
+ * two are the same (a hint, never trusted).
  */
-export interface SyncEventsRequest { turns?: number; runs?: number }
+export interface SyncEventsRequest { turns?: number; runs?: number; cursor?: EventCursor }
 
 /**
  * Output of `events/<key>/sync`: how many events the log holds, and whether a viewer follows it (one waits, or one
- * subscribed within the last {@link WATCHED_FOR_MS}). The doorbell rings a log nobody follows seldom.
+ * subscribed within the last {@link WATCHED_FOR_MS}). The doorbell rings a log nobody follows seldom. A sync that read
+ * the session says where the log now stands (`cursor`).
  */
-export interface SyncEventsResult { count: number; watched: boolean }
+export interface SyncEventsResult { count: number; watched: boolean; cursor?: EventCursor }
 
 /** How long after its last subscribe a log counts as followed: longer than a gateway's longest watch (4 min). */
 export const WATCHED_FOR_MS = 5 * 60_000

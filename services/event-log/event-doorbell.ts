@@ -1,6 +1,6 @@
 import http from 'node:http'
 import https from 'node:https'
-import type { SyncEventsRequest, SyncEventsResult } from '../../contract/event-log'
+import type { EventCursor, SyncEventsRequest, SyncEventsResult } from '../../contract/event-log'
 import { EVENTS_SERVICE } from '../../contract/event-log'
 
 /**
@@ -14,12 +14,15 @@ export interface EventDoorbell {
    * Asks the log of `logKey` to sync; `state` says what the session held after the write (turns and runs). With
    * `laterMs` the call may wait that long for a ring that wants it sooner (a write in the middle of a turn).
    */
-  ring(logKey: string, state: Required<SyncEventsRequest>, laterMs?: number): void
+  ring(logKey: string, state: Counts, laterMs?: number): void
   /** Resolves once no sync is waiting or in flight (for tests and the bench). */
   idle(): Promise<void>
   /** Syncs called so far (for figures). */
   calls(): number
 }
+
+/** What the session held after a write: its turns and run records. */
+export type Counts = Required<Pick<SyncEventsRequest, 'turns' | 'runs'>>
 
 /** Options of {@link createEventDoorbell}. */
 export interface EventDoorbellOptions {
@@ -50,16 +53,18 @@ export const DEFAULT_DOORBELL_WINDOW_MS = 25
  * arrives while its session runs gets the new events within this window once, then within the window above.
  */
 export const DEFAULT_UNWATCHED_WINDOW_MS = 1_000
+/** How long a followed log's lane keeps the cursor its last sync returned, for the next ring to pass on. */
+const CURSOR_KEEP_MS = 10_000
 /** How long a sync call may stay silent before the doorbell gives up on it (the next ring calls again). */
 const CALL_IDLE_TIMEOUT_MS = 30_000
 /** How long a kept-alive connection may wait unused; the ingress may close one it finds idle first. */
 const FREE_SOCKET_TIMEOUT_MS = 4_000
 
 /**
- * One log's ring state: the state to sync to (merged rings), whether a call is in flight or waits for its window, and
- * whether the last sync said a viewer follows the log.
+ * One log's ring state: the state to sync to (merged rings), whether a call is in flight or waits for its window,
+ * whether the last sync said a viewer follows the log, and where it left the log (passed on as a hint).
  */
-interface Lane { wanted: Required<SyncEventsRequest> | undefined; dueMs: number; calling: boolean; timer: NodeJS.Timeout | undefined; lastCallMs: number; watched: boolean; forget?: NodeJS.Timeout }
+interface Lane { wanted: Counts | undefined; dueMs: number; calling: boolean; timer: NodeJS.Timeout | undefined; lastCallMs: number; watched: boolean; cursor?: EventCursor | undefined; forget?: NodeJS.Timeout }
 
 /** A doorbell calling `events/<key>/sync` through Restate's ingress, one call at a time per log. */
 export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbell {
@@ -79,9 +84,9 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
   const schedule = (logKey: string, lane: Lane): void => {
     if (lane.calling || lane.timer !== undefined) return
     if (!lane.wanted) {
-      // Nothing to do: forgotten until the next ring; a log nobody follows once its window has passed (its next ring
-      // must wait for that window too).
-      const keepMs = lane.watched ? 0 : lane.lastCallMs + unwatchedWindowMs - performance.now()
+      // Nothing to do: forgotten once its cursor is likely stale, or for a log nobody follows once its window has
+      // passed (its next ring must wait for that window too).
+      const keepMs = lane.lastCallMs + (lane.watched ? CURSOR_KEEP_MS : unwatchedWindowMs) - performance.now()
       if (keepMs <= 0) lanes.delete(logKey)
       else lane.forget = setTimeout(() => { if (lanes.get(logKey) === lane && !lane.wanted && !lane.calling) lanes.delete(logKey) }, keepMs).unref()
       settle()
@@ -102,7 +107,9 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
     lane.lastCallMs = performance.now() // the window runs from a call's start: a slow sync does not widen it
     calls += 1
     try {
-      lane.watched = (await call(logKey, request ?? {})).watched
+      const result = await call(logKey, { ...request, ...(lane.cursor ? { cursor: lane.cursor } : {}) })
+      lane.watched = result.watched
+      lane.cursor = result.cursor
     } catch (error) {
       options.onError?.(error)
     } finally {
@@ -173,10 +180,16 @@ function createCaller(ingressUrl: string): (logKey: string, request: SyncEventsR
 function syncResult(text: string): SyncEventsResult {
   try {
     const body = JSON.parse(text) as Partial<SyncEventsResult>
-    return { count: Number(body.count ?? 0), watched: body.watched !== false }
+    return { count: Number(body.count ?? 0), watched: body.watched !== false, ...(isCursor(body.cursor) ? { cursor: body.cursor } : {}) }
   } catch {
     return { count: 0, watched: true }
   }
+}
+
+/** Whether an answer's cursor has the shape of one (anything else is not passed on). */
+function isCursor(value: unknown): value is EventCursor {
+  const cursor = value as Partial<EventCursor> | null | undefined
+  return typeof cursor?.turns === 'number' && typeof cursor.runs === 'number' && typeof cursor.from === 'number' && Array.isArray(cursor.open) && cursor.open.every(index => typeof index === 'number')
 }
 
 /** A reused kept-alive connection was reset before an answer came (most often the ingress had closed it). */

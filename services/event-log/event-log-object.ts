@@ -50,27 +50,32 @@ const BEHIND_PAUSE_MS = 5
  * Brings the log up to the session's state: reads what changed since the cursor through the session's shared
  * `changes` handler, page by page, derives its events ({@link deriveEvents}) and appends them. A doorbell's sync whose
  * read is behind the counts it was rung with (the write is not readable yet) pauses and reads again; one for a log no
- * viewer follows reads nothing and says so. Idempotent: a sync that finds nothing new appends nothing, so any number of
- * them (journaled by the runs, rung by the doorbell) leave one log.
+ * viewer follows reads nothing and says so. A rung sync that carries the cursor the doorbell's last sync returned asks
+ * the session for the changes past it while it reads its own, and uses that answer only when the two cursors are the
+ * same. Idempotent: a sync that finds nothing new appends nothing, so any number of them (journaled by the runs, rung
+ * by the doorbell) leave one log.
  */
 function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request: SyncEventsRequest | null) => Promise<SyncEventsResult> {
   const Session = { name: sessionService } as SessionObject
   return async (ctx, request) => {
+    const rung = request?.turns !== undefined || request?.runs !== undefined
+    const heldAt = (cursor: EventCursor): Held => ({ turns: request?.turns ?? cursor.turns + DEFAULT_READ, runs: request?.runs ?? cursor.runs + DEFAULT_READ })
+    // The doorbell's cursor is where its last sync left the log: the session is asked beside the log's own read.
+    const hint = rung ? request?.cursor : undefined
+    const early = hint ? askChanges(ctx, Session, hint, heldAt(hint)) : undefined
     const [storedCursor, storedCount, storedWaiters, watchedUntil, latest] = await readState(ctx, [EVENT_CURSOR_STATE_KEY, EVENT_COUNT_STATE_KEY, EVENT_WAITERS_STATE_KEY, EVENT_WATCHED_STATE_KEY, EVENT_LATEST_RUN_STATE_KEY])
     const head: LogHead = { count: (storedCount as number | null) ?? 0, waiters: (storedWaiters as string[] | null) ?? [], latest: (latest as LatestRunStart | null) ?? null }
     const watched = head.waiters.length > 0 || (await ctx.date.now()) < ((watchedUntil as number | null) ?? 0)
     // The doorbell only hurries the log for its viewers: without one, the run's journaled syncs bring the events.
-    const rung = request?.turns !== undefined || request?.runs !== undefined
     if (rung && !watched) return { count: head.count, watched }
     // A rung sync has events to append: its last page is read beside the session's changes, not after them.
     if (rung) head.tail = tailPage(ctx, head.count)
     let cursor = (storedCursor as EventCursor | null) ?? EMPTY_CURSOR
     const start = cursor
     // What the session holds, as far as this sync knows: the doorbell's counts, then the header's at each read.
-    let held = { turns: request?.turns ?? cursor.turns + DEFAULT_READ, runs: request?.runs ?? cursor.runs + DEFAULT_READ }
+    let held = heldAt(cursor)
     for (let reads = 1; reads <= MAX_SYNC_READS; reads++) {
-      const runsFrom = firstRunToRead(cursor)
-      const changes: SessionChanges = await ctx.objectClient(Session, ctx.key).changes({ runsFrom, runs: Math.max(1, held.runs - runsFrom), turnsFrom: cursor.from, newFrom: cursor.turns, turns: Math.min(MAX_READ, Math.max(1, held.turns - cursor.turns)) })
+      const changes: SessionChanges = await (reads === 1 && early && hint && sameCursor(hint, cursor) ? early : askChanges(ctx, Session, cursor, held))
       const derived = deriveEvents(cursor, changes)
       if (derived.events.length > 0) await appendToLog(ctx, derived.events, head)
       cursor = derived.cursor
@@ -80,8 +85,22 @@ function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request:
       if (behind) await ctx.sleep(BEHIND_PAUSE_MS)
     }
     if (cursor !== start) ctx.set(EVENT_CURSOR_STATE_KEY, cursor)
-    return { count: head.count, watched }
+    return { count: head.count, watched, cursor }
   }
+}
+
+/** What the session holds as far as a sync knows: its turns and run records. */
+interface Held { turns: number; runs: number }
+
+/** Calls the session's shared `changes` for what lies past `cursor`, up to what it holds (`held`). */
+function askChanges(ctx: restate.ObjectContext, Session: SessionObject, cursor: EventCursor, held: Held): restate.RestatePromise<SessionChanges> {
+  const runsFrom = firstRunToRead(cursor)
+  return ctx.objectClient(Session, ctx.key).changes({ runsFrom, runs: Math.max(1, held.runs - runsFrom), turnsFrom: cursor.from, newFrom: cursor.turns, turns: Math.min(MAX_READ, Math.max(1, held.turns - cursor.turns)) })
+}
+
+/** Whether two cursors stand at the same place. */
+function sameCursor(left: EventCursor, right: EventCursor): boolean {
+  return left.turns === right.turns && left.runs === right.runs && left.from === right.from && left.open.length === right.open.length && left.open.every((index, at) => right.open[at] === index)
 }
 
 /** Reads the page the next event of a log of `count` events goes to (issued now, awaited by the append). */

@@ -5,8 +5,11 @@ import { createEventDoorbell } from '../../../services/event-log/event-doorbell'
 
 interface Call { path: string; body: unknown; atMs: number }
 
-/** A stand-in for Restate's ingress: records each call and answers `sync` with `watched` (or fails with `status`). */
-async function fakeIngress(answer: { watched: boolean; status?: number }): Promise<{ url: string; calls: Call[]; close: () => Promise<void> }> {
+/**
+ * A stand-in for Restate's ingress: records each call and answers `sync` with `watched` and the `cursor` made for the
+ * call's number (or fails with `status`).
+ */
+async function fakeIngress(answer: { watched: boolean; status?: number; cursor?: (call: number) => unknown }): Promise<{ url: string; calls: Call[]; close: () => Promise<void> }> {
   const calls: Call[] = []
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = []
@@ -14,7 +17,7 @@ async function fakeIngress(answer: { watched: boolean; status?: number }): Promi
     request.on('end', () => {
       calls.push({ path: request.url ?? '', body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown, atMs: performance.now() })
       response.writeHead(answer.status ?? 200, { 'content-type': 'application/json' })
-      response.end(JSON.stringify({ count: calls.length, watched: answer.watched }))
+      response.end(JSON.stringify({ count: calls.length, watched: answer.watched, cursor: answer.cursor?.(calls.length) }))
     })
   })
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
@@ -76,6 +79,22 @@ describe('event doorbell', () => {
     await doorbell.idle()
     expect(ingress.calls.map(call => call.body)).toEqual([{ turns: 3, runs: 1 }])
     expect(performance.now() - startMs).toBeLessThan(500)
+  })
+
+  it('passes on the cursor the last sync of the log returned, and only one shaped as a cursor', async () => {
+    const cursors = [{ turns: 2, runs: 1, open: [0], from: 1 }, { turns: 'three' }]
+    const ingress = await fakeIngress({ watched: true, cursor: call => cursors[call - 1] })
+    close = ingress.close
+    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 0 })
+    for (let turn = 1; turn <= 3; turn++) {
+      doorbell.ring('t1~hint', { turns: turn, runs: 1 })
+      await doorbell.idle()
+    }
+    expect(ingress.calls.map(call => call.body)).toEqual([
+      { turns: 1, runs: 1 },
+      { turns: 2, runs: 1, cursor: { turns: 2, runs: 1, open: [0], from: 1 } },
+      { turns: 3, runs: 1 },
+    ])
   })
 
   it('reports a failed call and calls again at the next ring', async () => {

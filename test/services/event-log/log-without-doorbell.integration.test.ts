@@ -62,7 +62,21 @@ describe('event log when the doorbell fails', () => {
     expect((await h().call<SyncEventsResult>('events/t1~nc-watched/sync', {})).body).toMatchObject({ count: 3, watched: false })
     // A gateway's watch subscribes (and, timing out, unsubscribes): the log counts as followed for a while after.
     expect((await h().call<WatchResult>('event_watch/wait', { key: 't1~nc-watched', after: 3, timeoutMs: 100 })).body).toEqual({ count: null })
-    expect((await h().call<SyncEventsResult>('events/t1~nc-watched/sync', {})).body).toEqual({ count: 3, watched: true })
+    expect((await h().call<SyncEventsResult>('events/t1~nc-watched/sync', {})).body).toMatchObject({ count: 3, watched: true })
+  })
+
+  it('appends each event once whatever cursor a rung sync carries: the doorbell\'s cursor is a hint', async () => {
+    await run('t1~nc-hint', 'hello')
+    const before = await logOnce('t1~nc-hint', all => all.some(event => event.type === 'run:end'))
+    // A viewer follows the log (the rung syncs below read the session), then a sync is rung with the cursor of a log
+    // that derived nothing: the session's changes read past it hold the whole run again.
+    await h().call<WatchResult>('event_watch/wait', { key: 't1~nc-hint', after: before.length, timeoutMs: 100 })
+    const stale = { turns: 0, runs: 0, open: [], from: 0 }
+    const synced = (await h().call<SyncEventsResult>('events/t1~nc-hint/sync', { turns: 2, runs: 1, cursor: stale })).body
+    expect(synced).toMatchObject({ count: before.length, watched: true })
+    // Rung again with the cursor the log returned: the hint is right, and nothing is new.
+    expect((await h().call<SyncEventsResult>('events/t1~nc-hint/sync', { turns: 2, runs: 1, cursor: synced.cursor })).body).toMatchObject({ count: before.length })
+    expect((await h().call<ReadEventsResult>('events/t1~nc-hint/read', { after: 0 })).body.events).toEqual(before)
   })
 
   it('keeps no state for a session that does not exist once its watch ends: made-up ids cost nothing', async () => {
