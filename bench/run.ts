@@ -16,6 +16,7 @@ import { measureLiveLatency } from './live-latency'
 import { measureRealisticLatency } from './realistic-latency'
 import { measureSessionLog } from './session-log'
 import { measureSqliteSpecifics } from './sqlite-specifics'
+import { measureThroughputAgainstCommit } from './throughput-against-commit'
 import { parseOptions } from './lib/options'
 import { renderTable, writeResults } from './lib/report'
 import type { Report } from './lib/report'
@@ -23,7 +24,8 @@ import { startBenchServer } from './lib/restate-server'
 import type { BenchServer } from './lib/restate-server'
 import { benchServices } from './lib/restate-services'
 
-type Section = { name: string; run: (server: BenchServer) => Promise<void> }
+/** A bench section; an `optIn` one runs only when `--only` lists it. */
+type Section = { name: string; run: (server: BenchServer) => Promise<void>; optIn?: boolean }
 
 /** The numbers a section's name starts with: `'1-2 durability overhead'` is sections 1 and 2. */
 function sectionNumbers(name: string): number[] {
@@ -31,9 +33,9 @@ function sectionNumbers(name: string): number[] {
   return Array.from({ length: Math.max(0, last - first + 1) }, (_, offset) => first + offset)
 }
 
-/** The sections `only` lists (all of them when it is empty). */
+/** The sections `only` lists (all but the opt-in ones when it is empty). */
 function selected(sections: readonly Section[], only: readonly number[]): Section[] {
-  return only.length === 0 ? [...sections] : sections.filter(section => sectionNumbers(section.name).some(number => only.includes(number)))
+  return only.length === 0 ? sections.filter(section => !section.optIn) : sections.filter(section => sectionNumbers(section.name).some(number => only.includes(number)))
 }
 
 async function main(): Promise<void> {
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
     { name: '11 hostile tenant (full stack)', run: async () => measureHostileTenant(options, report) },
     { name: '12 durable event latency', run: async target => measureEventLatency(target, options, report) },
     { name: '13 useChat in a browser (full stack)', run: async () => measureChatBrowser(options, report) },
+    { name: '14 throughput against the Nov 30 commit (two full stacks)', run: async () => measureThroughputAgainstCommit(options, report), optIn: true },
   ]
   try {
     await server.serve([...benchServices])

@@ -33,6 +33,11 @@ export interface BenchOptions {
    * `promptIntervalMs`.
    */
   hostile: { baselineMs: number; attackMs: number; readIntervalMs: number; promptIntervalMs: number }
+  /**
+   * Section 14 (opt-in): sessions of each batch, `write:` lines of each prompt (tool turns; one more turn answers), the
+   * fixed arrival rate of the paced batches, and warm-up and measured rounds (each runs both batches on both stacks).
+   */
+  baseline: { sessions: number; writeLines: number; pacedPerMinute: number; warmupRounds: number; rounds: number }
 }
 
 /** The section numbers after `--only` (`--only 10`, `--only 8,10`, `--only 8 --only 10`). */
@@ -58,5 +63,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       ? { longTurns: 1000, warmupRounds: 3, rounds: 6, headerRuns: 200, headerRunsInFlight: 4, viewers: 500, viewerSessions: 100, idleWindowMs: 20_000 }
       : { longTurns: 5000, warmupRounds: 3, rounds: 12, headerRuns: 1000, headerRunsInFlight: 4, viewers: 500, viewerSessions: 100, idleWindowMs: 60_000 },
     hostile: quick ? { baselineMs: 6_000, attackMs: 6_000, readIntervalMs: 250, promptIntervalMs: 500 } : { baselineMs: 12_000, attackMs: 12_000, readIntervalMs: 250, promptIntervalMs: 500 },
+    baseline: quick ? { sessions: 60, writeLines: 9, pacedPerMinute: 1200, warmupRounds: 0, rounds: 2 } : { sessions: 60, writeLines: 9, pacedPerMinute: 1200, warmupRounds: 1, rounds: 5 },
   }
 }
