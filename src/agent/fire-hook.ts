@@ -26,7 +26,8 @@ export class AgentHookable extends Hookable<AgentHooks> {
     const internals = this as unknown as { _hooks?: unknown; _before?: unknown; _after?: unknown }
     if (internals._before !== undefined || internals._after !== undefined) return true
     const registry = internals._hooks
-    if (registry === null || typeof registry !== 'object') return true
+    // hookable keeps its hooks in a plain object by name; anything else is a version we do not know: call through.
+    if (registry === null || typeof registry !== 'object' || Object.getPrototypeOf(registry) !== Object.prototype) return true
     const hooks: unknown = (registry as Record<string, unknown>)[name]
     return hooks !== undefined && (!Array.isArray(hooks) || hooks.length > 0)
   }
