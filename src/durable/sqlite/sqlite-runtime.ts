@@ -57,7 +57,7 @@ export interface SqliteRuntime extends DurableRuntime {
   takeSteering(sessionId: string, runId: string): Promise<SteeringMessage[]>
   /** Awakeables nobody answered yet (open questions and approvals). */
   pendingAwakeables(): Promise<Array<{ id: string; runId: string | null }>>
-  /** Commits the buffered session and tool-state writes now (a light commit). */
+  /** Commits the buffered writes now: a light commit, synced when it carries tool results. */
   flush(): void
   /** Commits buffered writes, gives up this process's lease and closes the file. */
   close(): void
@@ -68,31 +68,17 @@ export interface SqliteRuntime extends DurableRuntime {
 /**
  * Creates the embedded durable runtime on an SQLite file (WAL mode, `node:sqlite`).
  *
- * Per step: if the loop buffered session or tool-state writes since the last commit (in an agent run: the turn the
- * step follows), one light commit (`synchronous=NORMAL`) puts them in the file before `execute`, so a run healed
- * after a crash in `execute` still has them; then `execute` runs; then one durable commit records the result. The
- * start marker that `attempt.resumed` needs costs no commit: it is one line in this process's start log
- * (`<path>-starts-<owner>`, see `StartLog`), a plain `write(2)` of about 2 µs. So a turn costs two synced commits
- * (model step, tool results) plus two light commits that carry nothing but the loop's turns; the marker rows that
- * the light commits used to insert, and the result commits to delete, are gone, and so are the light commits of
- * steps with nothing buffered (e.g. every call of a concurrent group after the first).
- *
- * Why the log is as good as a marker commit for a process crash: a SIGKILL keeps every line already written, as it
- * keeps every WAL commit. A step cut off in `execute` is resumed; a step the crashed process never reached is not,
- * even when it died between the previous commit and this step (a hook, an approval). The process that claims the
- * run reads the dead owner's log and keeps its markers in `step_starts`, where any later claimer finds them.
- *
- * Rejected alternatives: (a) no marker at all, deriving `resumed` from a replay cursor (the first unrecorded steps
- * after a crash-resume count as resumed) would record an unsafe call that never ran as interrupted whenever the
- * process died between a commit and the call, e.g. in a `model:response` hook (the crash tests refuse this, and the
- * window is a whole hook or approval, not microseconds); (b) folding the marker into the previous step's result
- * commit cannot work: the runtime does not know the next step's key then, and the fact that a step began has to
- * reach the disk after the previous result and before `execute`. Dropping the light commits too would need the loop
- * to append its turns inside the steps (the runtime cannot fold writes made after a step resolved into its commit).
- *
- * OS crash (power loss): log lines are never synced, so the marker of a call in flight at an OS crash may be lost,
- * turning "resumed" into "not resumed" for that call; this is the limit the unsynced marker commit had, now also
- * when a concurrent call's synced commit came after the marker.
+ * One synced commit per turn: a tool step's result is not committed on its own but buffered and written in the next
+ * transaction, normally the next model step's synced commit (group commit); a suspend, an awakeable wait, a sleep, a
+ * steering take and the run's release commit it first, synced. Session writes the loop buffered reach the file in an
+ * unsynced (`synchronous=NORMAL`) commit before an at-most-once step's `execute` (a healed run must see the turn that
+ * asked for the call) and before other steps when no folded result waits. The start marker that `attempt.resumed`
+ * needs costs no commit: one line in this process's start log (`<path>-starts-<owner>`, see `StartLog`), a plain
+ * `write(2)` written before `execute`; it stays live until the result is committed, so a call whose folded result a
+ * crash lost is resumed (interrupted text for an unsafe call, run again for a safe one), as a call cut off in
+ * `execute` is. A process crash keeps the log; an OS crash may lose its unsynced tail, so a run claimed from an owner
+ * that the machine's reboot outlived treats every unrecorded at-most-once step as resumed until its own first synced
+ * step commit. The why, the rejected alternatives and the figures: docs/design/sqlite-commits.md.
  */
 export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntime {
   const settings = { path: options.path, synchronous: options.synchronous ?? 'FULL', leaseMs: options.leaseMs ?? 10_000, onCommit: options.onCommit }

@@ -12,7 +12,7 @@ function metaOf(row: SessionRow): SessionMeta {
 /**
  * Sessions in the file: a header row (JSON without turns) and one row per turn (`UNIQUE (session_id, turn_id)`, so
  * appending a turn twice is a no-op). Turn and status writes are buffered and committed with the runtime's next
- * transaction (the light commit before the next step's `execute`, a step result, or the run's release): a crash
+ * transaction (the unsynced commit before a step's `execute`, a step result, or the run's release): a crash
  * loses at most writes a replay makes again. Header writes (run records) are committed at once.
  */
 export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
