@@ -9,6 +9,8 @@ import { loadStackConfig } from '../scripts/stack/stack-config'
 import { openSseViewer } from '../support/sse-client'
 import type { SseViewer } from '../support/sse-client'
 import { interleave } from './lib/interleave'
+import { measureOneTurnRun } from './one-turn-run'
+import type { OneTurnStack } from './one-turn-run'
 import { startKeptStack } from './lib/kept-stack'
 import { parseOptions } from './lib/options'
 import type { BenchOptions } from './lib/options'
@@ -360,6 +362,11 @@ function addIdleFigures(report: Report, options: BenchOptions, result: IdleResul
   report.notes.push(`§${SECTION} Idle viewers: each viewer is an SSE stream GET /v1/sessions/{id}/events in the bench process, counted as caught up once it received its session's run:end, metered from ${SETTLE_MS / 1000} s later. Opening the ${viewers} viewers started ${result.opening} invocations (per viewer the session lookup and its catch-up read, per session one parked event_watch/wait and its subscribe); then ${busy.invocations} during the ${viewers}-viewer window and ${quiet.invocations} during the one-viewer window, which ran after the ${viewers} viewers left and is the wait before the last RSS reading (invocations: the node's ${INVOCATIONS_COUNTER} counter at /metrics). A parked watch is renewed every GATEWAY_EVENT_WATCH_MS (default 300 s), longer than the window. CPU: utime+stime of the services process and the Restate server from /proc/<pid>/stat over the window, in % of one core (the viewers' own CPU, in the bench, and the gateway's are not counted: it used ${busy.gatewayCpuPercent.toFixed(1)} % with the ${viewers} viewers; the machine is shared, so other load inflates it). RSS: VmRSS of the Restate server, peak ${open.peakMiB.toFixed(0)} MiB while the ${viewers} viewers were open; every 5 s from the baseline (MiB): ${trace}. Watches (event_watch/wait invocations) still in Restate when it was read last: ${after.parked}; a viewer leaving aborts the gateway's call, not the parked invocation, which lasts until its timeout (300 s), and Restate suspends it only after the invoker's inactivity timeout (1 min in restate.toml), holding it running until then.`)
 }
 
+/** What the one-turn measure ({@link measureOneTurnRun}) needs of the section's stack. */
+function oneTurnStackOf(stack: LogStack): OneTurnStack {
+  return { ingressUrl: stack.ingressUrl, adminUrl: stack.adminUrl, query: async <T,>(sql: string) => query<T>(stack, sql), runHello: sessionId => runPrompt(stack, sessionId, 'hello') }
+}
+
 /** Runs one part of the section and prints how long it took (stderr, as run.ts does for whole sections). */
 async function timed<T>(part: string, measure: () => Promise<T>): Promise<T> {
   const started = performance.now()
@@ -369,7 +376,8 @@ async function timed<T>(part: string, measure: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Section 10: the session log on the full stack (gateway → Restate → services, the demo model). A one-turn run of a
+ * Section 10: the session log on the full stack (gateway → Restate → services, the demo model). A one-turn run of a new
+ * session (journal entries, gateway call to run end) beside a hand-written one-step handler; a one-turn run of a
  * session grown past `longTurns` turns against one of a 10-turn session (wall time and journal entries); the size of
  * the session header after 10, 100 and `headerRuns` runs; and idle SSE viewers: invocations they start, CPU of the
  * services and the Restate server while 500 are open, and the server's memory after they left.
@@ -380,6 +388,8 @@ export async function measureSessionLog(options: BenchOptions, report: Report): 
   try {
     stack = await startLogStack(dataDir)
     const started = stack
+    const { warmupRounds, rounds } = options.sessionLog
+    await timed('one-turn run', () => measureOneTurnRun(oneTurnStackOf(started), SECTION, { warmup: warmupRounds, measured: 3 * rounds }, report))
     await timed('run start', () => measureRunStart(started, options, report))
     await timed('header', () => measureHeaderGrowth(started, options, report))
     await timed('idle viewers', () => measureIdleViewers(started, options, report))
