@@ -16,6 +16,11 @@ import type { ToolPhaseEnv } from './tool-phase'
 import { runToolPhase } from './tool-phase'
 import type { SteeringInbox } from '../durable/runtime'
 import { takeSteering } from './take-steering'
+import type { TakenSteering } from './take-steering'
+import { canDeferCalls, deferredResults, deferSafeCalls, runDeferredCalls, withDeferredResults } from './deferred-calls'
+import type { DeferredCalls } from './deferred-calls'
+import type { ToolStepRecord } from './tool-execution'
+import { takeToolStateSnapshot } from '../tools/staged-tool-state'
 import type { AgentHooks, AgentRunStatus } from './types'
 
 /** How the turn loop ended. */
@@ -33,13 +38,17 @@ export interface LoopEnv extends ToolPhaseEnv {
 
 const TRUNCATED_TOOL_TEXT = 'This tool call was cut off by max_tokens before its input was complete, so it did not run. Call it again with a shorter input.'
 
+/** What one turn hands the next: the calls it left to run with the next model step (see `deferSafeCalls`). */
+interface TurnCarry { deferred?: DeferredCalls | undefined }
+
 /** Runs turns until the model ends its turn or a limit, an abort or a suspend stops the run. */
 export async function runTurnLoop(state: RunState, env: LoopEnv): Promise<LoopOutcome> {
+  const carry: TurnCarry = {}
   try {
     for (;;) {
       const stop = checkBeforeTurn(state, env)
-      if (stop) return stop
-      const outcome = await runOneTurn(state, env)
+      if (stop) return (await runDeferredAlone(state, env, carry)) ?? stop
+      const outcome = await runOneTurn(state, env, carry)
       if (outcome) return outcome
     }
   } catch (error) {
@@ -59,44 +68,84 @@ function checkBeforeTurn(state: RunState, env: LoopEnv): LoopOutcome | undefined
   return undefined
 }
 
-async function runOneTurn(state: RunState, env: LoopEnv): Promise<LoopOutcome | undefined> {
+/**
+ * The run stops before another model step: calls left for it run now, in steps of their own, as any turn's calls
+ * would. Returns how their phase stopped the run (an abort or a suspend), if it did.
+ */
+async function runDeferredAlone(state: RunState, env: LoopEnv, carry: TurnCarry): Promise<LoopOutcome | undefined> {
+  const deferred = carry.deferred
+  if (!deferred) return undefined
+  carry.deferred = undefined
+  const outcome = await runTools(state, env, [...deferred.calls])
+  await env.hooks.callHook('turn:end', { runId: state.runId, turn: deferred.turn })
+  return outcome
+}
+
+async function runOneTurn(state: RunState, env: LoopEnv, carry: TurnCarry): Promise<LoopOutcome | undefined> {
+  const deferred = carry.deferred
+  carry.deferred = undefined
   state.turn += 1
   await env.hooks.callHook('turn:start', { runId: state.runId, turn: state.turn })
-  await takeSteering(state, env)
-  const record = await requestModel(state, env)
+  const steered = await takeSteering(state, env, deferred === undefined)
+  const record = await requestModel(state, env, deferred, steered)
+  if (deferred) {
+    await finishDeferredCalls(state, env, deferred, record.tools ?? [])
+    await env.hooks.callHook('turn:end', { runId: state.runId, turn: deferred.turn })
+    await steered.append()
+  }
   if (record.decision === 'stop') return { status: record.status, reason: record.reason }
   if (record.decision === 'error') return { status: 'error', reason: `${record.error.code}: ${record.error.message}` }
   env.onJournaledTime(record.endedAt)
   const response = record.response
   await recordResponse(state, env, response, record.endedAt)
-  const outcome = await continueAfterResponse(state, env, response)
-  await env.hooks.callHook('turn:end', { runId: state.runId, turn: state.turn })
+  const outcome = await continueAfterResponse(state, env, response, carry)
+  // A turn whose calls wait for the next model step ends once their results are in (`finishDeferredCalls`).
+  if (!carry.deferred) await env.hooks.callHook('turn:end', { runId: state.runId, turn: state.turn })
   return outcome
 }
 
-async function requestModel(state: RunState, env: LoopEnv): Promise<ModelStepRecord> {
-  const compacted = compactMessages(state, env)
-  await env.hooks.callHook('model:request', { runId: state.runId, turn: state.turn, messageCount: compacted.length, toolCount: env.tools.size })
+/** The model step's record, with the results of the calls it ran first when the previous turn deferred them. */
+type TurnStepRecord = ModelStepRecord & { tools?: ToolStepRecord[] }
+
+async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCalls | undefined, steered: TakenSteering): Promise<TurnStepRecord> {
+  const compacted = deferred ? undefined : compactMessages(state, env)
+  const messageCount = compacted?.length ?? state.messages.length + 1
+  await env.hooks.callHook('model:request', { runId: state.runId, turn: state.turn, messageCount, toolCount: env.tools.size })
   const turn = state.turn
-  return env.runtime.step(stepKey(state.runId, 'model', `t${turn}`), async () => {
+  // Read before the step: nothing may touch the store inside it.
+  const snapshot = deferred ? await takeToolStateSnapshot(env.toolState) : undefined
+  return env.runtime.step(stepKey(state.runId, 'model', `t${turn}`), async attempt => {
     env.markLive()
-    const record = await executeModelStep(state, {
+    const tools = deferred ? await runDeferredCalls(state, env, deferred, snapshot, attempt.resumed) : undefined
+    const messages = compacted ?? compactDeferred(withDeferredResults(state.messages, deferred, tools ?? [], steered.content), env)
+    const record: TurnStepRecord = await executeModelStep(state, {
       provider: env.provider,
       system: env.system,
-      messages: compacted,
+      messages,
       tools: [...env.tools.values()].map(tool => tool.spec),
       behavior: env.behavior,
       signal: env.modelSignal,
       onDelta: delta => { fireHook(env.hooks, state, 'model:delta', { runId: state.runId, turn, delta }) },
     })
     fireHook(env.hooks, state, 'model:executed', { runId: state.runId, turn, model: state.limits.model ?? env.behavior.model, record })
+    if (tools) record.tools = tools
     return record
   })
 }
 
+/** The tail budget of the `'tail'` strategy. */
+function compactBudget(env: LoopEnv): number {
+  return env.behavior.compactBudgetTokens ?? DEFAULT_COMPACT_BUDGET_TOKENS
+}
+
+/** Compacts the request of a model step that runs deferred calls (inside the step: no hook). */
+function compactDeferred(messages: RunState['messages'], env: LoopEnv): RunState['messages'] {
+  return env.behavior.compactStrategy === 'tail' ? compactTail(messages, compactBudget(env)).messages : messages
+}
+
 function compactMessages(state: RunState, env: LoopEnv): RunState['messages'] {
   if (env.behavior.compactStrategy !== 'tail') return state.messages
-  const { messages, dropped } = compactTail(state.messages, env.behavior.compactBudgetTokens ?? DEFAULT_COMPACT_BUDGET_TOKENS)
+  const { messages, dropped } = compactTail(state.messages, compactBudget(env))
   if (dropped > 0) fireHook(env.hooks, state, 'compact', { runId: state.runId, turn: state.turn, droppedTurns: dropped })
   return messages
 }
@@ -113,10 +162,14 @@ async function recordResponse(state: RunState, env: LoopEnv, response: ModelResp
   await env.hooks.callHook('model:response', { runId: state.runId, turn: state.turn, response })
 }
 
-async function continueAfterResponse(state: RunState, env: LoopEnv, response: ModelResponse): Promise<LoopOutcome | undefined> {
+async function continueAfterResponse(state: RunState, env: LoopEnv, response: ModelResponse, carry: TurnCarry): Promise<LoopOutcome | undefined> {
   const calls = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use')
   if (response.truncatedToolUse === true && calls.length > 0) {
-    await appendToolResults(state, env, calls.map(call => ({ type: 'tool_result', toolUseId: call.id, content: TRUNCATED_TOOL_TEXT, isError: true })))
+    await appendToolResults(state, env, state.turn, calls.map(call => ({ type: 'tool_result', toolUseId: call.id, content: TRUNCATED_TOOL_TEXT, isError: true })))
+    return undefined
+  }
+  if (calls.length > 0 && canDeferCalls(env, calls)) {
+    carry.deferred = await deferSafeCalls(state, env, calls)
     return undefined
   }
   if (calls.length > 0) return runTools(state, env, calls)
@@ -137,15 +190,24 @@ async function runTools(state: RunState, env: LoopEnv, calls: ToolUseBlock[]): P
     if (record.work) addWork(state.totals, record.work)
   }
   if (outcome.stoppedBy === 'suspend') return { status: 'suspended' }
-  await appendToolResults(state, env, outcome.results)
+  await appendToolResults(state, env, state.turn, outcome.results)
   if (outcome.stoppedBy === 'abort') return { status: 'aborted', reason: 'aborted' }
   return undefined
 }
 
-async function appendToolResults(state: RunState, env: LoopEnv, results: ToolResultBlock[]): Promise<void> {
+/** Records the results of a finished deferred phase as any tool phase's: totals, end hooks, the results turn. */
+async function finishDeferredCalls(state: RunState, env: LoopEnv, deferred: DeferredCalls, records: readonly ToolStepRecord[]): Promise<void> {
+  const finished = await deferredResults(state, env, deferred, records)
+  state.totals.toolCalls += records.length
+  for (const record of records) if (record.usage) addToTotals(state.totals, record.usage, record.costUsd ?? 0)
+  await appendToolResults(state, env, deferred.turn, finished)
+}
+
+/** Appends the tool results of turn `turn` as its results turn (`<run>-t<turn>-r`). */
+async function appendToolResults(state: RunState, env: LoopEnv, turn: number, results: ToolResultBlock[]): Promise<void> {
   const content: ContentBlock[] = results
   appendMessage(state.messages, 'user', content)
-  const turnRecord = { id: `${state.runId}-t${state.turn}-r`, runId: state.runId, role: 'user' as const, content, createdAt: env.journaledTime() }
+  const turnRecord = { id: `${state.runId}-t${turn}-r`, runId: state.runId, role: 'user' as const, content, createdAt: env.journaledTime() }
   await env.session?.appendTurns([turnRecord])
-  await env.hooks.callHook('tool-results:after', { runId: state.runId, turn: state.turn, turnRecord })
+  await env.hooks.callHook('tool-results:after', { runId: state.runId, turn, turnRecord })
 }

@@ -75,6 +75,17 @@ export function toolStepKey(state: RunState, call: ToolUseBlock): StepKey {
   return stepKey(state.runId, 'tool', `t${state.turn}`, call.id)
 }
 
+/**
+ * Runs a call's body now, outside a step of its own (a deferred `replay: 'safe'` call, inside the next model step's
+ * closure): against `snapshot` when the tool state can be staged, its writes carried on the record.
+ */
+export async function executeCallNow(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, snapshot: ToolStateWrites | undefined): Promise<ToolStepRecord> {
+  const startedAt = Date.now()
+  const record = await runStagedToolBody(state, env, call, env.tools.get(call.name), snapshot)
+  fireHook(env.hooks, state, 'tool:executed', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name, startedAt, endedAt: record.endedAt, isError: record.isError === true, interrupted: record.interrupted === true })
+  return record
+}
+
 /** Runs a call's body against its staged tool state (when there is a snapshot); its record carries the writes and its end time. */
 async function runStagedToolBody(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, tool: ToolDef | undefined, snapshot: ToolStateWrites | undefined): Promise<ToolStepRecord & { endedAt: number }> {
   const staged = snapshot ? stageToolState(snapshot) : undefined

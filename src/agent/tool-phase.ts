@@ -86,7 +86,8 @@ async function endHook(state: RunState, env: ToolPhaseEnv, call: ToolUseBlock, r
   await env.hooks.callHook('tool:end', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name, result: record, interrupted: record.interrupted === true })
 }
 
-function toResultBlock(call: ToolUseBlock, record: ToolStepRecord | undefined): ToolResultBlock {
+/** The result block of a call: its record's content, or the not-run text when it has none. */
+export function toResultBlock(call: ToolUseBlock, record: ToolStepRecord | undefined): ToolResultBlock {
   if (!record) return { type: 'tool_result', toolUseId: call.id, content: NOT_RUN_TEXT, isError: true }
   const block: ToolResultBlock = { type: 'tool_result', toolUseId: call.id, content: record.content }
   if (record.isError) block.isError = true

@@ -42,6 +42,13 @@ export interface RuntimeDefaults {
    * 32 MiB). Outputs over 256 KiB go to `behavior.persistDir` first when it is set. Default: no cap.
    */
   maxToolResultBytes?: number
+  /**
+   * Run a turn's calls inside the next model step when every one of them is `replay: 'safe'` (and no permission
+   * policy or self-journaling tool is involved): their results are journaled with that step's record, one durable
+   * round trip where a step of their own would add another. A crash before the record runs them again, which is their
+   * contract. Default false: each call is a step of its own.
+   */
+  deferSafeCalls?: boolean
 }
 
 /** The stores a runtime provides: sessions, and per-session tool state. */

@@ -46,7 +46,8 @@ export interface RestateRuntimeOptions {
   promises?: RestateCombinators
   /**
    * Called right before a step's run command is issued live (not on replay): every step before it is journaled.
-   * A journal boundary a test can stop the process at; keep it synchronous and cheap.
+   * A journal boundary a test can stop the process at; keep it synchronous and cheap. Not called for an at-most-once
+   * step anchored on earlier steps (`StepOptions.after`): stopping there cannot be told from stopping inside it.
    */
   onBoundary?: (key: StepKey) => void
   /** Per-invocation replay tracker: marked live the first time a step's closure actually runs. */
@@ -74,6 +75,11 @@ export interface RestateRuntimeOptions {
    * by the invocation's retry policy, which counts every attempt of every invocation the process was running.
    */
   crashGuard?: { log: StepCrashLog; maxCrashes: number; suspectWaitMs?: number }
+  /**
+   * Journal the calls of a turn that are all `replay: 'safe'` with the next model step, in one entry and one round trip
+   * (`RuntimeDefaults.deferSafeCalls`). Default true; `false` gives each call a step of its own.
+   */
+  deferSafeCalls?: boolean
   /** `ctx.run` options of the step entries, by step kind. Default `{ maxRetryAttempts: 1 }`. */
   runOptions?: Partial<Record<StepKind, RestateRunOptions>>
   /**
@@ -141,7 +147,7 @@ export function restateRuntime(rawCtx: RestateContextLike, options: RestateRunti
     kind: 'restate',
     durable: true,
     stores: buildStores(ctx, options, clock),
-    defaults: { maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES },
+    defaults: { maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES, deferSafeCalls: options.deferSafeCalls ?? true },
     step: createStepper(ctx, options),
     now: () => clock.now(),
     uuid: () => {
@@ -200,7 +206,9 @@ function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions):
     const after = stepOptions?.after !== undefined && stepOptions.after.length > 0 ? stepOptions.after : undefined
     // A step without anchors ends the earlier steps' time as anchors first: a planned kill may land before it.
     const settledRelease = after === undefined ? anchors?.issuing(undefined) : undefined
-    if (processing) options.onBoundary?.(key)
+    // Not a boundary: stopping right before an anchored at-most-once step looks, in the journal, like stopping in it.
+    const anchoredEffect = after !== undefined && anchors !== undefined && stepOptions?.atMostOnce === true
+    if (processing && !anchoredEffect) options.onBoundary?.(key)
     const runOptions = options.runOptions?.[key.kind] ?? DEFAULT_RUN_OPTIONS
     const tracking = anchors ? { anchors, settled: settledRelease ?? anchors.issuing(after) } : undefined
     if (intents && anchors && stepOptions?.atMostOnce === true) {
