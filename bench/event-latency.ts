@@ -14,11 +14,15 @@ const INVOCATIONS_COUNTER = 'restate_invoker_concurrency_slots_acquired'
 /** A viewer gives up on a run whose end has not reached it by then. */
 const FOLLOW_TIMEOUT_MS = 60_000
 
-/** The two designs, as the §2 variants name them. */
-const DESIGNS = [
-  { name: 'derived from the session state (the deployment)', eventLog: 'derived' },
+/** A design measured: its event log as the §2 variants name it, and the doorbell's window (the services' default when unset). */
+interface Design { name: string; eventLog: BenchRunRequest['eventLog']; windowMs?: number; deployed?: boolean }
+
+/** The two designs, and the deployment's with a narrower doorbell window (what a shorter window buys, and costs). */
+const DESIGNS: readonly Design[] = [
+  { name: 'derived from the session state (the deployment)', eventLog: 'derived', deployed: true },
+  { name: 'derived, doorbell window 10 ms', eventLog: 'derived', windowMs: 10 },
   { name: 'a journaled append per turn boundary (alternative)', eventLog: 'turn-sends' },
-] as const satisfies ReadonlyArray<{ name: string; eventLog: BenchRunRequest['eventLog'] }>
+]
 
 /** What the viewers of one round saw: each event's latency, the reads that brought events, the invocations. */
 interface Seen { latenciesMs: number[]; batches: number; invocations: number; events: number; runs: number; wallMs: number[] }
@@ -69,21 +73,35 @@ async function round(server: BenchServer, doorbell: EventDoorbell, options: Benc
 }
 
 /**
+ * The bench's doorbell for the next round, with `windowMs` (the services' setting when undefined): the bench runs read
+ * the doorbell `useBenchDoorbell` set last, and it takes its window from the services' configuration.
+ */
+function doorbellOf(server: BenchServer, windowMs: number | undefined): EventDoorbell {
+  const saved = process.env.ZIDANE_EVENT_WINDOW_MS
+  if (windowMs !== undefined) process.env.ZIDANE_EVENT_WINDOW_MS = String(windowMs)
+  try {
+    return useBenchDoorbell(server.ingressUrl)
+  } finally {
+    if (saved === undefined) delete process.env.ZIDANE_EVENT_WINDOW_MS
+    else process.env.ZIDANE_EVENT_WINDOW_MS = saved
+  }
+}
+
+/**
  * Section 12: how soon a turn's durable events reach a viewer, and what that costs, for the deployment's event log
- * (derived from the session's state, woken by the doorbell) and for the alternative it was chosen over (a journaled
- * append of the events per turn boundary), side by side on the bench server, rounds alternating. In each round
+ * (derived from the session's state, woken by the doorbell; and the same with a 10 ms doorbell window) and for the
+ * alternative it was chosen over (a journaled append of the events per turn boundary), side by side on the bench server, rounds alternating. In each round
  * `sessions` runs go at once, each followed by a viewer watching and reading its log as the gateway does.
  */
 export async function measureEventLatency(server: BenchServer, options: BenchOptions, report: Report): Promise<void> {
   const settings = options.eventLatency
   const seen = new Map<string, Seen>(DESIGNS.map(design => [design.name, emptySeen()]))
-  const doorbell = useBenchDoorbell(server.ingressUrl)
-  await round(server, doorbell, { ...settings, sessions: 2 }, 'derived', 'warm-up', emptySeen())
+  await round(server, doorbellOf(server, undefined), { ...settings, sessions: 2 }, 'derived', 'warm-up', emptySeen())
   for (let index = 0; index < settings.rounds; index++) {
     const order = index % 2 === 0 ? DESIGNS : [...DESIGNS].reverse()
-    for (const design of order) await round(server, doorbell, settings, design.eventLog, `${index}-${design.eventLog}`, seen.get(design.name) ?? emptySeen())
+    for (const [number, design] of order.entries()) await round(server, doorbellOf(server, design.windowMs), settings, design.eventLog, `${index}-${number}-${design.eventLog ?? 'none'}`, seen.get(design.name) ?? emptySeen())
   }
-  for (const design of DESIGNS) addFigures(report, settings, design.name, seen.get(design.name) ?? emptySeen(), design.eventLog === 'derived')
+  for (const design of DESIGNS) addFigures(report, settings, design.name, seen.get(design.name) ?? emptySeen(), design.deployed === true)
   report.notes.push(`§${SECTION} Durable event latency: ${settings.rounds} rounds per design, alternating; in each, ${settings.sessions} scripted runs at once (${settings.toolTurns} tool turns, ${settings.modelDelayMs} ms model delay per turn) on the bench server, each followed by a viewer from before it starts (event_watch/wait, then events/<key>/read, as the gateway follows a session). A latency is the viewer's receipt minus the event's at (the durable clock of the write that made it, this process's clock). Invocations are the node's ${INVOCATIONS_COUNTER} over the round, less the runs. Load average ${loadavg()[0]?.toFixed(1) ?? '?'} on ${cpus().length} cores at the end.`)
 }
 
