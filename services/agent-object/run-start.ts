@@ -1,4 +1,5 @@
 import type * as restate from '@restatedev/restate-sdk'
+import type { DurableRuntime } from 'zidane/durable'
 import { createCoalescedClock } from 'zidane/restate'
 import type { RunSettings } from '../../contract/session'
 import type { AgentDeps } from '../agent-deps'
@@ -43,4 +44,20 @@ export function runStartClock(ctx: restate.ObjectContext, startedAt: number): { 
     anchored = true
     return startedAt
   })
+}
+
+/**
+ * `runtime`, its first `now()` answering the journaled `startedAt` instead of a clock read of its own (the agent reads
+ * it for the run's start before any step journaled a time); later reads are the runtime's. The same object, so
+ * whatever keys on the runtime's identity still finds it. Call order is the code's, so a replay reads the same values.
+ */
+export function startingAt(runtime: DurableRuntime, startedAt: number): DurableRuntime {
+  const read = runtime.now.bind(runtime)
+  let started = false
+  runtime.now = async () => {
+    if (started) return read()
+    started = true
+    return startedAt
+  }
+  return runtime
 }

@@ -22,7 +22,7 @@ import type { HandlerEnding } from '../handler-boundary'
 import { inboxSteering, takeForDelivery } from './inbox-steering'
 import { PENDING_QUESTIONS_KEY, questionActivity } from './pending-questions'
 import type { QuestionActivity } from './pending-questions'
-import { journalRunStart, runStartClock } from './run-start'
+import { journalRunStart, runStartClock, startingAt } from './run-start'
 import type { RunStart } from './run-start'
 import { INTERACTION_TOOL_NAMES, parkQuestion, restateInteractionTools } from './restate-interaction-tools'
 import { readSessionView } from './session-view'
@@ -113,7 +113,7 @@ async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: Se
   const { settings, root, questions } = start
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
   const store = recordedSessionStore(ctx, events, { promises: restate.RestatePromise, clock: runStartClock(ctx, start.startedAt) })
-  const durable = agentRuntime(ctx, deps, `${ctx.key}:${ctx.request().id}`, store)
+  const durable = startingAt(agentRuntime(ctx, deps, `${ctx.key}:${ctx.request().id}`, store), start.startedAt)
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   // Only when an earlier invocation was killed: the new commands it issues are on no other run's path.
   await endKilledRuns(ctx, session, config.maxAttempts, start.startedAt)
