@@ -30,11 +30,11 @@ async function currentSource(): Promise<{ root: string; label: string }> {
   return { root: (await checkoutCommit(REPO_ROOT, commit)).folder, label: `${ref} (${commit})` }
 }
 
-/** Sessions whose run journal is counted on each stack, from the last burst. */
+/** Sessions whose run journal is counted on each stack, from the warm-up (every one of them completed its 10 turns). */
 const CENSUS_SESSIONS = 3
 
-/** What the probes of one stack keep besides their samples: each batch, and the ids of the last one. */
-interface StackRecords { batches: Map<string, GatewayBatch[]>; lastIds: string[] }
+/** What the probes of one stack keep besides their samples: each batch. */
+interface StackRecords { batches: Map<string, GatewayBatch[]> }
 
 /** A probe sending one batch of `sessions` to `stack` per round (`intervalMs` apart, 0: at once); returns sessions/min. */
 function batchProbe(name: string, stack: SpawnedStack, records: StackRecords, options: BenchOptions['baseline'], intervalMs: number): Probe {
@@ -47,20 +47,20 @@ function batchProbe(name: string, stack: SpawnedStack, records: StackRecords, op
       round += 1
       const batch = await runGatewayBatch(stack, ids, prompt, intervalMs)
       records.batches.set(name, [...(records.batches.get(name) ?? []), batch])
-      if (intervalMs === 0) records.lastIds = ids
       return sessionsPerMinute(batch)
     },
   }
 }
 
-/** Warms `stack` up with a batch of 10 and checks its demo runs make the turns the prompt asks for. */
-async function warmUp(stack: SpawnedStack, options: BenchOptions['baseline']): Promise<void> {
+/** Warms `stack` up with a batch of 10, checks its demo runs make the turns the prompt asks for; returns their ids. */
+async function warmUp(stack: SpawnedStack, options: BenchOptions['baseline']): Promise<string[]> {
   const prompt = Array.from({ length: options.writeLines }, (_, line) => `write: notes/file-${line}.txt line ${line}`).join('\n')
   const ids = Array.from({ length: 10 }, (_, index) => `warmup-${process.pid}-${index}`)
   const batch = await runGatewayBatch(stack, ids, prompt, 0)
   if (batch.completed !== batch.sessions) throw new Error(`${stack.label} warm-up: ${batch.completed}/${batch.sessions} completed (${batch.failures.join(', ')})`)
   const turns = await assistantTurns(stack, ids[0] ?? '')
   if (turns !== options.writeLines + 1) throw new Error(`${stack.label} warm-up run made ${turns} turns, expected ${options.writeLines + 1}`)
+  return ids
 }
 
 /**
@@ -81,9 +81,8 @@ export async function measureThroughputAgainstCommit(options: BenchOptions, repo
     const baseline = await startSpawnedStack(BASELINE_LABEL, checkout.folder)
     stacks.push(baseline)
     const sizes = options.baseline
-    await warmUp(current, sizes)
-    await warmUp(baseline, sizes)
-    const records = new Map<SpawnedStack, StackRecords>(stacks.map(stack => [stack, { batches: new Map(), lastIds: [] }]))
+    const warmedUp = new Map([[current, await warmUp(current, sizes)], [baseline, await warmUp(baseline, sizes)]])
+    const records = new Map<SpawnedStack, StackRecords>(stacks.map(stack => [stack, { batches: new Map() }]))
     const intervalMs = 60_000 / sizes.pacedPerMinute
     const names = namesOf(sizes)
     const probes = stacks.flatMap((stack, index) => {
@@ -92,11 +91,11 @@ export async function measureThroughputAgainstCommit(options: BenchOptions, repo
       return [batchProbe(side.burst, stack, kept, sizes, 0), batchProbe(side.paced, stack, kept, sizes, intervalMs)]
     })
     const samples = await interleave(probes, sizes.warmupRounds, sizes.rounds)
-    const journals = async (stack: SpawnedStack): Promise<RunJournal[]> => Promise.all((records.get(stack)?.lastIds ?? []).slice(0, CENSUS_SESSIONS).map(id => runJournal(stack.adminUrl, id)))
+    const journals = async (stack: SpawnedStack): Promise<RunJournal[]> => Promise.all((warmedUp.get(stack) ?? []).slice(0, CENSUS_SESSIONS).map(id => runJournal(stack.adminUrl, id)))
     const census = { current: await journals(current), baseline: await journals(baseline) }
     const batches = [...records.values()].flatMap(kept => [...kept.batches.values()].flat())
     addFigures(samples, census, sizes, report)
-    report.notes.push(`§${SECTION} Current (${source.label}) against ${BASELINE_LABEL}: both stacks started by their own scripts/start.ts (demo model, one API key, per-key limits lifted), checkout ${checkout.reused ? 'reused' : 'made'} in ${checkout.folder}; ${sizes.rounds} measured rounds after ${sizes.warmupRounds} warm-up, each a batch of ${sizes.sessions} at once and ${sizes.sessions} arriving at ${sizes.pacedPerMinute}/min on each stack, order rotated per round. Run latency at the fixed rate, p50: current ${latency(records.get(current), names.current.paced)} ms, Nov 30 ${latency(records.get(baseline), names.baseline.paced)} ms. Invocations keyed by a burst session and their journal entries in all: current ${describe(census.current)}, Nov 30 ${describe(census.baseline)}. Failures: ${[...new Set(batches.flatMap(batch => batch.failures))].join(', ') || 'none'}. Section time ${((performance.now() - started) / 1000).toFixed(0)} s.`)
+    report.notes.push(`§${SECTION} Current (${source.label}) against ${BASELINE_LABEL}: both stacks started by their own scripts/start.ts (demo model, one API key, per-key limits lifted), checkout ${checkout.reused ? 'reused' : 'made'} in ${checkout.folder}; ${sizes.rounds} measured rounds after ${sizes.warmupRounds} warm-up, each a batch of ${sizes.sessions} at once and ${sizes.sessions} arriving at ${sizes.pacedPerMinute}/min on each stack, order rotated per round. Run latency at the fixed rate, p50: current ${latency(records.get(current), names.current.paced)} ms, Nov 30 ${latency(records.get(baseline), names.baseline.paced)} ms. Invocations keyed by a warm-up session and their journal entries in all: current ${describe(census.current)}, Nov 30 ${describe(census.baseline)}. Failures: ${[...new Set(batches.flatMap(batch => batch.failures))].join(', ') || 'none'}. Section time ${((performance.now() - started) / 1000).toFixed(0)} s.`)
   } finally {
     for (const stack of stacks.reverse()) await stack.stop()
   }
