@@ -3,7 +3,7 @@ import { stepKey } from '../durable/runtime'
 import { AgentAbortedError, RunTakenOverError } from '../errors/zidane-error'
 import type { ContentBlock, ToolResultBlock, ToolUseBlock } from '../providers/content'
 import { textOf } from '../providers/content'
-import type { ModelResponse, Provider } from '../providers/provider'
+import type { ModelResponse, Provider, ToolSpec } from '../providers/provider'
 import type { Session } from '../session/session'
 import { compactTail, DEFAULT_COMPACT_BUDGET_TOKENS } from './compaction'
 import { fireHook, hookFailureEnds } from './fire-hook'
@@ -122,7 +122,7 @@ async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCal
       provider: env.provider,
       system: env.system,
       messages,
-      tools: [...env.tools.values()].map(tool => tool.spec),
+      tools: toolSpecs(env.tools),
       behavior: env.behavior,
       signal: env.modelSignal,
       onDelta: delta => { fireHook(env.hooks, state, 'model:delta', { runId: state.runId, turn, delta }) },
@@ -131,6 +131,15 @@ async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCal
     if (tools) record.tools = tools
     return record
   })
+}
+
+const specLists = new WeakMap<LoopEnv['tools'], ToolSpec[]>()
+
+/** The tools' specs, built once per tool map (a run's tools do not change while it runs). */
+function toolSpecs(tools: LoopEnv['tools']): ToolSpec[] {
+  let specs = specLists.get(tools)
+  if (!specs || specs.length !== tools.size) specLists.set(tools, specs = [...tools.values()].map(tool => tool.spec))
+  return specs
 }
 
 /** The tail budget of the `'tail'` strategy. */

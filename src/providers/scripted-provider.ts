@@ -2,6 +2,7 @@ import type { JsonObject } from '../json'
 import type { ContentBlock, Usage } from './content'
 import { emptyUsage } from './content'
 import type { ModelRequest, ModelResponse, Provider, StopReason } from './provider'
+import { copyData } from '../durable/copy-data'
 
 /** One scripted model turn. `toolCalls` become tool_use blocks; `error` makes this request fail instead. */
 export interface ScriptedTurn {
@@ -33,7 +34,7 @@ export function scriptedProvider(script: Script, options: { model?: string } = {
     requests,
     async stream(request, onDelta) {
       const index = requests.length
-      requests.push({ ...request, messages: structuredClone(request.messages) })
+      requests.push({ ...request, messages: copyData(request.messages) })
       const turn = typeof script === 'function' ? script(request, index) : script[index] ?? { text: 'done' }
       if (turn.delayMs !== undefined && turn.delayMs > 0) await abortableDelay(turn.delayMs, request.signal)
       if (request.signal.aborted) throw abortError()

@@ -36,8 +36,13 @@ interface AnchorMark {
   readonly attempt: object
   readonly expiresAt: number
   stopped: boolean
-  readonly settled: Promise<void>
-  readonly settle: () => void
+  /** Attempts waiting for this mark to stop or go (made only when one waits: most marks never have any). */
+  waiters?: Array<() => void> | undefined
+}
+
+function settle(mark: AnchorMark): void {
+  for (const wake of mark.waiters ?? []) wake()
+  mark.waiters = undefined
 }
 
 /**
@@ -50,11 +55,12 @@ export class AnchorMarks {
   /** `attempt` ran the anchor `key`; nothing anchored on it is issued yet. */
   ran(key: string, attempt: object): void {
     this.sweep()
-    this.marks.get(key)?.settle()
-    this.marks.delete(key)
-    let settle = (): void => undefined
-    const settled = new Promise<void>(resolve => { settle = resolve })
-    this.marks.set(key, { attempt, expiresAt: performance.now() + MARK_TTL_MS, stopped: false, settled, settle })
+    const previous = this.marks.get(key)
+    if (previous) {
+      this.marks.delete(key)
+      settle(previous)
+    }
+    this.marks.set(key, { attempt, expiresAt: performance.now() + MARK_TTL_MS, stopped: false })
   }
 
   /** `attempt` issued a step anchored on `key`: the mark is gone (that step may have started). */
@@ -62,7 +68,7 @@ export class AnchorMarks {
     const mark = this.marks.get(key)
     if (mark?.attempt !== attempt) return
     this.marks.delete(key)
-    mark.settle()
+    settle(mark)
   }
 
   /** `attempt` ended without issuing anything anchored on `key`. */
@@ -70,14 +76,14 @@ export class AnchorMarks {
     const mark = this.marks.get(key)
     if (mark?.attempt !== attempt) return
     mark.stopped = true
-    mark.settle()
+    settle(mark)
   }
 
   /** True when an attempt of this process ran anchor `key` and stopped before issuing on it (waiting for one still running). */
   async stoppedAfter(key: string): Promise<boolean> {
     const mark = this.marks.get(key)
     if (!mark) return false
-    if (!mark.stopped) await waitAtMost(mark.settled, STOP_WAIT_MS)
+    if (!mark.stopped) await waitAtMost(new Promise<void>(resolve => { (mark.waiters ??= []).push(resolve) }), STOP_WAIT_MS)
     return this.marks.get(key) === mark && mark.stopped
   }
 
@@ -91,7 +97,7 @@ export class AnchorMarks {
     for (const [key, mark] of this.marks) {
       if (mark.expiresAt > now) break
       this.marks.delete(key)
-      mark.settle()
+      settle(mark)
     }
   }
 }
