@@ -51,6 +51,8 @@ export class SqliteJournal {
   private readonly bufferedSteps = new Map<string, { root: string; json: string }>()
   private readonly fencedSessions = new Set<string>()
   private currentSync: string | undefined
+  /** An unsynced commit carried folded step results that no synced commit has synced since. */
+  private unsyncedSteps = false
   private open = true
   /** This runtime's step start markers (see `StartLog`). */
   readonly startLog: StartLog
@@ -85,13 +87,15 @@ export class SqliteJournal {
 
   /**
    * Runs `body` in one `BEGIN IMMEDIATE` transaction after applying the buffered writes; rolls back on a throw. A
-   * light transaction that carries folded step results is made durable, so a step result reaches the disk synced
-   * before whatever made the caller commit (a suspend, a wait, the run's end); `'unsynced'` is light regardless.
+   * light transaction that carries folded step results, or comes after an unsynced one that did, is made durable, so
+   * a step result reaches the disk synced before whatever made the caller commit (a suspend, a wait, the run's end);
+   * `'unsynced'` is light regardless (before a step's effect, the heartbeat).
    */
   transaction<T>(strength: 'durable' | 'light' | 'unsynced', body: () => T): T {
     this.assertOpen()
     const pending = this.buffer
-    const durable = strength === 'durable' || (strength === 'light' && pending.some(write => write.step !== undefined))
+    const carriesSteps = pending.some(write => write.step !== undefined)
+    const durable = strength === 'durable' || (strength === 'light' && (carriesSteps || this.unsyncedSteps))
     this.setSync(durable ? this.settings.synchronous : 'NORMAL')
     this.buffer = []
     try {
@@ -104,6 +108,7 @@ export class SqliteJournal {
       this.applyPending(pending)
       const result = body()
       this.db.exec('COMMIT')
+      this.unsyncedSteps = durable ? false : this.unsyncedSteps || carriesSteps
       this.settings.onCommit?.(durable ? 'durable' : 'light')
       for (const write of pending) this.afterCommit(write)
       return result
@@ -250,7 +255,9 @@ export class SqliteJournal {
   /** Renews this owner's lease. */
   heartbeat(): void {
     if (!this.open) return
-    this.transaction('light', () => { this.sql('UPDATE owners SET heartbeat_at = ? WHERE owner_id = ?').run(Date.now(), this.owner) })
+    // Unsynced: a beat that comes while folded results wait (a long model call) puts them in the file for a process
+    // crash without a sync of its own; the turn's synced commit syncs them.
+    this.transaction('unsynced', () => { this.sql('UPDATE owners SET heartbeat_at = ? WHERE owner_id = ?').run(Date.now(), this.owner) })
   }
 
   /** Flushes, removes the owner row (its unfinished runs become interrupted at once) and closes the file. */

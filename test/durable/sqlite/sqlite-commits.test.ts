@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
 import type { ToolDef } from 'zidane'
+import { stepKey } from 'zidane/durable'
 import { scriptedProvider } from 'zidane/testing'
 import type { ScriptedTurn } from 'zidane/testing'
 import { useTempFiles } from './sqlite-test-helpers'
@@ -53,5 +54,17 @@ describe('SQLite runtime: commits per turn', () => {
   it('commits each tool result on its own when the fold is off (the old behaviour: two synced commits per turn)', async () => {
     const { durable, turns } = await countCommits({ replay: 'unsafe', calls: 1, foldToolResults: false })
     expect(durable / turns).toBeCloseTo(1.9, 1)
+  })
+
+  it('syncs folded results before a suspend, also when an unsynced commit already carried them', async () => {
+    const commits: string[] = []
+    const runtime = files.open({ onCommit: strength => { commits.push(strength) } })
+    await runtime.runs.claim('s1', 'run_a')
+    await runtime.step(stepKey('run_a', 'tool', 't1', 'first'), async () => 'folded')
+    commits.length = 0
+    // The second call's pre-effect commit carries the first result unsynced; the call is then stopped by the suspend.
+    await expect(runtime.step(stepKey('run_a', 'tool', 't1', 'second'), async () => { throw new Error('suspending') }, { atMostOnce: true })).rejects.toThrow('suspending')
+    await runtime.runs.markSuspended('s1', 'run_a')
+    expect(commits).toEqual(['light', 'durable'])
   })
 })
