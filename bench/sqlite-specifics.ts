@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { createAgent } from 'zidane'
@@ -68,20 +69,30 @@ async function measureLargeOutput(folder: string, options: BenchOptions, report:
   const runtime = createSqliteRuntime({ path: path.join(folder, 'large.db') })
   const persistDir = path.join(folder, 'persisted')
   let sequence = 0
+  const bareText = 'x'.repeat(FIVE_MB)
+  const bareWrite = async (): Promise<number> => {
+    const started = nowMs()
+    await writeFile(path.join(folder, `bare-${++sequence}.txt`), bareText)
+    return nowMs() - started
+  }
   const run = (outputBytes: number | undefined, behavior = {}) => async () => (await timeScriptedRun({ toolTurns: 1, modelDelayMs: 0, ...(outputBytes === undefined ? {} : { outputBytes }) }, runtime, { sessionId: `large-${++sequence}` }, behavior)).wallMs
   try {
     const samples = await interleave([
       { name: 'small', measure: run(undefined) },
       { name: '5 MB', measure: run(FIVE_MB) },
       { name: '5 MB persisted', measure: run(FIVE_MB, { persistDir }) },
+      { name: 'bare 5 MB write', measure: bareWrite },
     ], 1, options.sqlite.largeRounds)
     const extra = (name: string) => summarize(paired(samples, name, 'small', (large, small) => large - small))
     const persistedRatio = summarize(paired(samples, '5 MB persisted', 'small', (large, small) => large / small))
+    // What dominates the persisted run: writing the 5 MB file itself (the short run plus that write is its floor).
+    const writeFloorRatio = summarize(paired(samples, 'bare 5 MB write', 'small', (write, small) => (small + write) / small))
     report.figures.push(
       figureOf(6, 'sqlite: extra time of a 5 MB tool output', 'ms', extra('5 MB')),
       figureOf(6, 'sqlite: extra time of a 5 MB tool output, persistDir', 'ms', extra('5 MB persisted')),
       single(6, 'sqlite: the same 2-turn run with a short output', 'ms', summarize(flat(samples, 'small')).median),
-      figureOf(6, 'sqlite: 5 MB persisted output run ÷ short run', '×', persistedRatio, { target: { text: '≤ 3×', met: persistedRatio.median <= 3 } }),
+      figureOf(6, 'sqlite: 5 MB persisted output run ÷ short run', '×', persistedRatio, { target: { text: '≤ 3×', met: persistedRatio.median <= 3 }, note: `floor (short run + a bare 5 MB writeFile) ÷ short run: ${writeFloorRatio.median.toFixed(2)}×` }),
+      figureOf(6, 'bare 5 MB writeFile in the same folder (the persisted output\'s floor)', 'ms', summarize(flat(samples, 'bare 5 MB write'))),
     )
   } finally {
     runtime.close()
