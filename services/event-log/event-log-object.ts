@@ -179,10 +179,13 @@ async function read(ctx: restate.ObjectSharedContext, request: ReadEventsRequest
 
 /** Wakes `awakeableId` at once when the log already passed `after`, else when the next events arrive. */
 async function subscribe(ctx: restate.ObjectContext, request: SubscribeRequest): Promise<void> {
-  ctx.set(EVENT_WATCHED_STATE_KEY, (await ctx.date.now()) + WATCHED_FOR_MS)
-  const count = (await ctx.get<number>(EVENT_COUNT_STATE_KEY)) ?? 0
+  // The clock and the log's head in one round trip: a sync waits behind this handler's lock.
+  const clock = ctx.date.now() as unknown as restate.RestatePromise<number>
+  const [now, [storedCount, storedWaiters]] = await restate.RestatePromise.all([clock, readState(ctx, [EVENT_COUNT_STATE_KEY, EVENT_WAITERS_STATE_KEY])])
+  ctx.set(EVENT_WATCHED_STATE_KEY, now + WATCHED_FOR_MS)
+  const count = (storedCount as number | null) ?? 0
   if (count > request.after) return ctx.resolveAwakeable(request.awakeableId, count)
-  const waiters = (await ctx.get<string[]>(EVENT_WAITERS_STATE_KEY)) ?? []
+  const waiters = (storedWaiters as string[] | null) ?? []
   waiters.push(request.awakeableId)
   for (const dropped of waiters.splice(0, Math.max(0, waiters.length - MAX_WAITERS))) ctx.resolveAwakeable(dropped, count)
   ctx.set(EVENT_WAITERS_STATE_KEY, waiters)
