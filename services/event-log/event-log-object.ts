@@ -134,7 +134,7 @@ async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessio
 }
 
 /**
- * Keeps where the latest top-level run starts (appended as `fresh` after `before` events), so a protocol view finds
+ * Keeps where the latest top-level run starts (appended as `fresh` after `head.count` events), so a protocol view finds
  * the run it replays in one read, however long the log. Read (unless `head` holds it) only when a batch holds a
  * top-level run's start or end.
  */
