@@ -22,12 +22,20 @@ export interface DeferredCalls {
 }
 
 /**
+ * Most result bytes a model step may carry for deferred calls (8 MiB, a quarter of Restate's 32 MiB entry limit), as
+ * their number times the runtime's `maxToolResultBytes`: a turn of more calls than that runs them in steps of their own.
+ */
+export const DEFERRED_RESULTS_BUDGET_BYTES = 8 * 1024 * 1024
+
+/**
  * Whether a turn's calls can wait for the next model step: a runtime that asks for it (`defaults.deferSafeCalls`), no
  * permission policy (its decisions are journaled before the calls), and every call a known tool that may run again
  * and journals nothing itself.
  */
 export function canDeferCalls(env: ToolPhaseEnv, calls: readonly ToolUseBlock[]): boolean {
   if (env.runtime.defaults.deferSafeCalls !== true || env.canUseTool) return false
+  // Their results share one journal entry with the model's response: keep it far below an entry's limit.
+  if (calls.length * (env.runtime.defaults.maxToolResultBytes ?? Number.POSITIVE_INFINITY) > DEFERRED_RESULTS_BUDGET_BYTES) return false
   return calls.every(call => {
     const tool = env.tools.get(call.name)
     return tool !== undefined && tool.replay === 'safe' && tool.journal !== 'self'

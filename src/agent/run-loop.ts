@@ -76,7 +76,7 @@ async function runDeferredAlone(state: RunState, env: LoopEnv, carry: TurnCarry)
   const deferred = carry.deferred
   if (!deferred) return undefined
   carry.deferred = undefined
-  const outcome = await runTools(state, env, [...deferred.calls])
+  const outcome = await runTools(state, env, [...deferred.calls], true)
   await env.hooks.callHook('turn:end', { runId: state.runId, turn: deferred.turn })
   return outcome
 }
@@ -92,7 +92,10 @@ async function runOneTurn(state: RunState, env: LoopEnv, carry: TurnCarry): Prom
     await finishDeferredCalls(state, env, deferred, record.tools ?? [])
     await env.hooks.callHook('turn:end', { runId: state.runId, turn: deferred.turn })
     await steered.append()
+    if (env.behavior.compactStrategy === 'tail') compactMessages(state, env)
   }
+  // The request was stopped after the deferred calls ran: their results (and steered messages) are in; now stop.
+  if (record.decision === 'aborted') throw new AgentAbortedError('The model request was stopped.')
   if (record.decision === 'stop') return { status: record.status, reason: record.reason }
   if (record.decision === 'error') return { status: 'error', reason: `${record.error.code}: ${record.error.message}` }
   env.onJournaledTime(record.endedAt)
@@ -104,8 +107,11 @@ async function runOneTurn(state: RunState, env: LoopEnv, carry: TurnCarry): Prom
   return outcome
 }
 
-/** The model step's record, with the results of the calls it ran first when the previous turn deferred them. */
-type TurnStepRecord = ModelStepRecord & { tools?: ToolStepRecord[] }
+/**
+ * The model step's record, with the results of the calls it ran first when the previous turn deferred them; `aborted`
+ * when the request was stopped (abort, suspend) after they ran, so their results are still journaled.
+ */
+type TurnStepRecord = (ModelStepRecord | { decision: 'aborted'; at: number }) & { tools?: ToolStepRecord[] }
 
 async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCalls | undefined, steered: TakenSteering): Promise<TurnStepRecord> {
   const compacted = deferred ? undefined : compactMessages(state, env)
@@ -118,19 +124,31 @@ async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCal
     env.markLive()
     const tools = deferred ? await runDeferredCalls(state, env, deferred, snapshot, attempt.resumed) : undefined
     const messages = compacted ?? compactDeferred(withDeferredResults(state.messages, deferred, tools ?? [], steered.content), env)
-    const record: TurnStepRecord = await executeModelStep(state, {
-      provider: env.provider,
-      system: env.system,
-      messages,
-      tools: toolSpecs(env.tools),
-      behavior: env.behavior,
-      signal: env.modelSignal,
-      onDelta: delta => { fireHook(env.hooks, state, 'model:delta', { runId: state.runId, turn, delta }) },
-    })
-    fireHook(env.hooks, state, 'model:executed', { runId: state.runId, turn, model: state.limits.model ?? env.behavior.model, record })
+    let record: TurnStepRecord
+    try {
+      record = await executeModelStep(withDeferredCost(state, tools), {
+        provider: env.provider,
+        system: env.system,
+        messages,
+        tools: toolSpecs(env.tools),
+        behavior: env.behavior,
+        signal: env.modelSignal,
+        onDelta: delta => { fireHook(env.hooks, state, 'model:delta', { runId: state.runId, turn, delta }) },
+      })
+    } catch (error) {
+      if (!tools || !(error instanceof AgentAbortedError)) throw error
+      return { decision: 'aborted', at: Date.now(), tools }
+    }
     if (tools) record.tools = tools
+    fireHook(env.hooks, state, 'model:executed', { runId: state.runId, turn, model: state.limits.model ?? env.behavior.model, record })
     return record
   })
+}
+
+/** The run state the budget check of a model step sees: with the cost of the deferred calls it just ran. */
+function withDeferredCost(state: RunState, tools: readonly ToolStepRecord[] | undefined): RunState {
+  const cost = tools?.reduce((sum, record) => sum + (record.costUsd ?? 0), 0) ?? 0
+  return cost === 0 ? state : { ...state, totals: { ...state.totals, costUsd: state.totals.costUsd + cost } }
 }
 
 const specLists = new WeakMap<LoopEnv['tools'], ToolSpec[]>()
@@ -191,8 +209,8 @@ async function continueAfterResponse(state: RunState, env: LoopEnv, response: Mo
   }
 }
 
-async function runTools(state: RunState, env: LoopEnv, calls: ToolUseBlock[]): Promise<LoopOutcome | undefined> {
-  const outcome = await runToolPhase(state, env, calls)
+async function runTools(state: RunState, env: LoopEnv, calls: ToolUseBlock[], announced = false): Promise<LoopOutcome | undefined> {
+  const outcome = await runToolPhase(state, env, calls, announced)
   state.totals.toolCalls += outcome.records.length
   for (const record of outcome.records) {
     if (record.usage) addToTotals(state.totals, record.usage, record.costUsd ?? 0)
@@ -208,7 +226,10 @@ async function runTools(state: RunState, env: LoopEnv, calls: ToolUseBlock[]): P
 async function finishDeferredCalls(state: RunState, env: LoopEnv, deferred: DeferredCalls, records: readonly ToolStepRecord[]): Promise<void> {
   const finished = await deferredResults(state, env, deferred, records)
   state.totals.toolCalls += records.length
-  for (const record of records) if (record.usage) addToTotals(state.totals, record.usage, record.costUsd ?? 0)
+  for (const record of records) {
+    if (record.usage) addToTotals(state.totals, record.usage, record.costUsd ?? 0)
+    if (record.work) addWork(state.totals, record.work)
+  }
   await appendToolResults(state, env, deferred.turn, finished)
 }
 

@@ -32,8 +32,12 @@ const NOT_RUN_TEXT = 'The run was stopped before this call started.'
 const NOT_APPROVED_TEXT = 'The user did not approve this call.'
 const EXPIRED_TEXT = 'The approval of this call expired before anyone answered, so it was denied.'
 
-/** Runs a turn's tool calls group by group (each group's calls start together and are joined by the runtime). */
-export async function runToolPhase(state: RunState, env: ToolPhaseEnv, calls: readonly ToolUseBlock[]): Promise<ToolPhaseOutcome> {
+/**
+ * Runs a turn's tool calls group by group (each group's calls start together and are joined by the runtime). With
+ * `announced` (calls a turn deferred, already told `tool:start`), no call is announced again, and one that never runs
+ * still gets its `tool:end`.
+ */
+export async function runToolPhase(state: RunState, env: ToolPhaseEnv, calls: readonly ToolUseBlock[], announced = false): Promise<ToolPhaseOutcome> {
   const maxConcurrent = env.behavior.maxConcurrentTools ?? env.runtime.defaults.maxConcurrentTools ?? 10
   const records = new Map<string, ToolStepRecord>()
   let stoppedBy: ToolPhaseOutcome['stoppedBy']
@@ -47,12 +51,13 @@ export async function runToolPhase(state: RunState, env: ToolPhaseEnv, calls: re
     const refused = decided.refused
     const runnable = group.filter(call => !refused.has(call.id))
     for (const [callId, record] of refused) records.set(callId, record)
-    for (const call of runnable) await env.hooks.callHook('tool:start', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name, input: call.input })
+    if (!announced) for (const call of runnable) await env.hooks.callHook('tool:start', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name, input: call.input })
     const settled = await runGroup(state, env, runnable, decided.anchors)
     anchors = runnable.length === 0 ? decided.anchors : groupAnchors(state, env, runnable)
     runnable.forEach((call, index) => records.set(call.id, settled[index] as ToolStepRecord))
     for (const call of runnable) await endHook(state, env, call, records.get(call.id) as ToolStepRecord)
   }
+  if (announced) for (const call of calls) if (!records.has(call.id)) await endHook(state, env, call, { content: NOT_RUN_TEXT, isError: true })
   if (stoppedBy === 'suspend') return { results: [], records: [...records.values()], stoppedBy }
   const results = calls.map(call => toResultBlock(call, records.get(call.id)))
   return stoppedBy ? { results, records: [...records.values()], stoppedBy } : { results, records: [...records.values()] }
@@ -122,10 +127,11 @@ async function decidePermissions(state: RunState, env: ToolPhaseEnv, group: read
   const first = group[0]
   if (!canUseTool || !first) return { decisions: {} }
   const step = stepKey(state.runId, 'decision', `t${state.turn}`, first.id, 'permissions')
-  const decisions = await env.runtime.step(step, async () => {
+  // Stamped: the record of each attempt differs, which the runtime's anchor hints rely on (see `digestOf`).
+  const { decisions } = await env.runtime.step(step, async () => {
     const decided: Record<string, ToolPermission> = {}
     for (const call of group) decided[call.id] = normalizePermission(await canUseTool({ callId: call.id, name: call.name, input: call.input }))
-    return decided
+    return { decisions: decided, at: Date.now() }
   })
   return { decisions, step }
 }

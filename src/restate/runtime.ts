@@ -76,6 +76,13 @@ export interface RestateRuntimeOptions {
    */
   crashGuard?: { log: StepCrashLog; maxCrashes: number; suspectWaitMs?: number }
   /**
+   * Let an at-most-once step issued right after the steps that decided it (`StepOptions.after`) use their journaled
+   * results as its intent, instead of an intent entry of its own. Default true. `false` journals every such step's
+   * intent: one more entry and round trip per unsafe call, for a narrower window in which a crash reports a call that
+   * never started as interrupted (see `src/restate/README.md`, rule 8).
+   */
+  anchoredIntents?: boolean
+  /**
    * Journal the calls of a turn that are all `replay: 'safe'` with the next model step, in one entry and one round trip
    * (`RuntimeDefaults.deferSafeCalls`). Default true; `false` gives each call a step of its own.
    */
@@ -203,7 +210,7 @@ function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions):
   const issue = <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions): Promise<T> => {
     assertOutsideStep(`runtime.step("${key.name}")`)
     const processing = isProcessing(ctx)
-    const after = stepOptions?.after !== undefined && stepOptions.after.length > 0 ? stepOptions.after : undefined
+    const after = options.anchoredIntents !== false && stepOptions?.after !== undefined && stepOptions.after.length > 0 ? stepOptions.after : undefined
     // A step without anchors ends the earlier steps' time as anchors first: a planned kill may land before it.
     const settledRelease = after === undefined ? anchors?.issuing(undefined) : undefined
     // Not a boundary: stopping right before an anchored at-most-once step looks, in the journal, like stopping in it.
@@ -213,15 +220,25 @@ function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions):
     const tracking = anchors ? { anchors, settled: settledRelease ?? anchors.issuing(after) } : undefined
     if (intents && anchors && stepOptions?.atMostOnce === true) {
       // Anchored: the anchors' journaled results stand for the intent. Not anchored: an intent entry of its own.
-      if (after) return issueRun(ctx, options, key, execute, runOptions, processing ? () => anchors.mayHaveStarted(after) : () => true, tracking)
+      if (after) {
+        // An attempt that has ended issues nothing: a later attempt may already rely on its stop.
+        if (anchors.ended) return new Promise<T>(() => undefined)
+        return issueRun(ctx, options, key, execute, runOptions, processing ? () => anchors.mayHaveStarted(after) : () => true, tracking)
+      }
       return intents(key, resumed => issueRun(ctx, options, key, execute, runOptions, resumed, tracking))
     }
     return issueRun(ctx, options, key, execute, runOptions, () => !processing, tracking)
   }
   if (options.promises) return issue
   let tail: Promise<unknown> = Promise.resolve()
+  // One at a time, a group's later steps are issued after its earlier ones settled: those join their anchors.
+  const groups = new WeakMap<readonly StepKey[], StepKey[]>()
   return <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions): Promise<T> => {
-    const result = tail.then(() => issue(key, execute, stepOptions))
+    const after = stepOptions?.after
+    const before = after ? groups.get(after) ?? [] : []
+    if (after) groups.set(after, [...before, key])
+    const sequential = after && before.length > 0 ? { ...stepOptions, after: [...after, ...before] } : stepOptions
+    const result = tail.then(() => issue(key, execute, sequential))
     tail = result.then(() => undefined, () => undefined)
     return result
   }
@@ -249,21 +266,34 @@ function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, ke
     options.stepObserver?.started(key.name)
     try {
       options.replayTracker?.markLive()
-      return await execute({ resumed: await resumed() })
+      const value = await execute({ resumed: await resumed() })
+      tracking?.anchors.produced(key.name, value)
+      return value
     } finally {
       leaveGuard?.()
       acknowledged = options.stepObserver?.ended(key.name)
     }
   }), runOptions)
-  if (!guard && !options.stepObserver) return result
-  const settled = (): void => {
+  // An earlier attempt's stop mark names this step: the journaled value tells whether that attempt's result is the one kept.
+  const watched = tracking?.anchors.watches(key.name) === true
+  if (!guard && !options.stepObserver && !watched) return result
+  const settled = (value?: unknown): void => {
+    if (watched && !ran) tracking?.anchors.replayed(key.name, value)
     tracking?.settled()
     acknowledged?.()
     if (ran) guard?.log.forget(guard.invocationId, key.name).catch(() => undefined)
   }
-  if (!isRestatePromiseLike(result)) return result.finally(settled)
+  if (!isRestatePromiseLike(result)) {
+    return result.then(value => {
+      settled(value)
+      return value
+    }, (error: unknown) => {
+      settled()
+      throw error
+    })
+  }
   return result.map((value, failure) => {
-    settled()
+    settled(failure === undefined ? value : undefined)
     if (failure !== undefined) throw failure
     return value as T
   })

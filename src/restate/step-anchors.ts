@@ -16,6 +16,14 @@ import type { RestateContextLike } from './types'
 export interface StepAnchors {
   /** The closure of step `name` runs in this attempt: its result is this attempt's own. */
   ran(name: string): void
+  /** The closure of step `name` returned `value` in this attempt (kept while it may be an anchor). */
+  produced(name: string, value: unknown): void
+  /** Whether the journaled value of step `name` is wanted (a stop mark of an earlier attempt names it). */
+  watches(name: string): boolean
+  /** Step `name` settled with `value` from the journal, as the earlier attempt that left a mark on it may have produced. */
+  replayed(name: string, value: unknown): void
+  /** This attempt has ended: it issues nothing more. */
+  readonly ended: boolean
   /**
    * A step is issued now. With `after` (anchored on those steps) its effect may start from here on; without, the steps
    * this attempt ran before are no longer anchors. Returns what the step calls once it settled.
@@ -36,6 +44,8 @@ interface AnchorMark {
   readonly attempt: object
   readonly expiresAt: number
   stopped: boolean
+  /** Digest of the result the stopped attempt produced: a mark holds only for a journal that kept that result. */
+  digest?: string | undefined
   /** Attempts waiting for this mark to stop or go (made only when one waits: most marks never have any). */
   waiters?: Array<() => void> | undefined
 }
@@ -71,28 +81,42 @@ export class AnchorMarks {
     settle(mark)
   }
 
-  /** `attempt` ended without issuing anything anchored on `key`. */
-  stopped(key: string, attempt: object): void {
+  /** `attempt` ended without issuing anything anchored on `key`; `digest` is that of the result it produced. */
+  stopped(key: string, attempt: object, digest: string | undefined): void {
     const mark = this.marks.get(key)
     if (mark?.attempt !== attempt) return
     mark.stopped = true
+    mark.digest = digest
     settle(mark)
   }
 
-  /** True when an attempt of this process ran anchor `key` and stopped before issuing on it (waiting for one still running). */
-  async stoppedAfter(key: string): Promise<boolean> {
+  /** Whether a mark names `key`. */
+  has(key: string): boolean {
+    return this.marks.has(key)
+  }
+
+  /**
+   * True when an attempt of this process ran anchor `key`, produced the result whose digest is `digest` (the one the
+   * journal holds now), and stopped before issuing on it; waits for one still running. A journal holding another
+   * attempt's result (one that may have gone on elsewhere) makes the mark worthless.
+   */
+  async stoppedAfter(key: string, digest: string | undefined): Promise<boolean> {
     const mark = this.marks.get(key)
     if (!mark) return false
     if (!mark.stopped) await waitAtMost(new Promise<void>(resolve => { (mark.waiters ??= []).push(resolve) }), STOP_WAIT_MS)
-    return this.marks.get(key) === mark && mark.stopped
+    return this.marks.get(key) === mark && mark.stopped && mark.digest !== undefined && mark.digest === digest
   }
 
   /** Takes the mark of `key`: the caller issues on it, so no later attempt may rely on it. */
   take(key: string): void {
+    const mark = this.marks.get(key)
+    if (!mark) return
     this.marks.delete(key)
+    settle(mark)
   }
 
-  private sweep(): void {
+  /** Drops the marks past their time. */
+  sweep(): void {
     const now = performance.now()
     for (const [key, mark] of this.marks) {
       if (mark.expiresAt > now) break
@@ -111,6 +135,7 @@ const processMarks = new AnchorMarks()
  * without anchors, so a planned kill never lands between an anchor and its dependents.
  */
 export function createStepAnchors(ctx: RestateContextLike, observer?: StepObserver, marks: AnchorMarks = processMarks): StepAnchors {
+  marks.sweep()
   const attempt = {}
   const request = ctx.request?.()
   const live = new Set<string>()
@@ -125,17 +150,32 @@ export function createStepAnchors(ctx: RestateContextLike, observer?: StepObserv
     tokens = []
     return () => { for (const release of taken) release() }
   }
+  // What the candidates' closures returned, and what the journal gave for steps an earlier attempt's mark names.
+  const produced = new Map<string, unknown>()
+  const journaled = new Map<string, unknown>()
   const markKey = (name: string): string | undefined => (request === undefined ? undefined : `${request.id}\0${name}`)
   let ended = request?.attemptCompletedSignal?.aborted === true
   request?.attemptCompletedSignal?.addEventListener('abort', () => {
     ended = true
     for (const name of candidates) {
       const key = markKey(name)
-      if (key !== undefined) marks.stopped(key, attempt)
+      if (key !== undefined) marks.stopped(key, attempt, produced.has(name) ? digestOf(produced.get(name)) : undefined)
     }
+    produced.clear()
     takeTokens()()
   }, { once: true })
   return {
+    get ended() { return ended },
+    produced(name, value) {
+      if (candidates.has(name)) produced.set(name, value)
+    },
+    watches(name) {
+      const key = markKey(name)
+      return key !== undefined && marks.has(key)
+    },
+    replayed(name, value) {
+      journaled.set(name, value)
+    },
     ran(name) {
       live.add(name)
       if (observer && !ended) tokens.push(observer.intentRecorded(name))
@@ -151,6 +191,7 @@ export function createStepAnchors(ctx: RestateContextLike, observer?: StepObserv
         if (key !== undefined) marks.issued(key, attempt)
       }
       candidates.clear()
+      produced.clear()
       const release = takeTokens()
       if (after === undefined || after.length === 0) {
         release()
@@ -163,7 +204,7 @@ export function createStepAnchors(ctx: RestateContextLike, observer?: StepObserv
       const id = after.map(anchor => anchor.name).join('\0')
       let answer = answers.get(id)
       if (!answer) {
-        answer = stoppedAfterAny(marks, after.map(anchor => markKey(anchor.name))).then(stopped => !stopped)
+        answer = stoppedAfterAny(marks, after.map(anchor => ({ key: markKey(anchor.name), digest: journaled.has(anchor.name) ? digestOf(journaled.get(anchor.name)) : undefined }))).then(stopped => !stopped)
         answers.set(id, answer)
       }
       return answer
@@ -171,13 +212,29 @@ export function createStepAnchors(ctx: RestateContextLike, observer?: StepObserv
   }
 }
 
-async function stoppedAfterAny(marks: AnchorMarks, keys: readonly (string | undefined)[]): Promise<boolean> {
-  for (const key of keys) {
-    if (key === undefined || !(await marks.stoppedAfter(key))) continue
-    for (const other of keys) if (other !== undefined) marks.take(other)
+async function stoppedAfterAny(marks: AnchorMarks, anchors: ReadonlyArray<{ key: string | undefined; digest: string | undefined }>): Promise<boolean> {
+  for (const { key, digest } of anchors) {
+    if (key === undefined || !(await marks.stoppedAfter(key, digest))) continue
+    for (const other of anchors) if (other.key !== undefined) marks.take(other.key)
     return true
   }
   return false
+}
+
+/**
+ * A digest of a step result, to tell the result an attempt produced from another attempt's. Every result an anchor can
+ * have carries a wall-clock stamp taken in its closure (a model step's `endedAt`, a tool call's, a decision's `at`), so
+ * two attempts' results differ in practice even when their content does not.
+ */
+export function digestOf(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  const text = JSON.stringify(value)
+  let hash = 2166136261
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index)
+    hash = Math.imul(hash, 16777619) >>> 0
+  }
+  return `${text.length}:${hash.toString(16)}`
 }
 
 function forgetOldest(candidates: Set<string>, marks: AnchorMarks, markKey: (name: string) => string | undefined, attempt: object): void {

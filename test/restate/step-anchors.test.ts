@@ -62,15 +62,43 @@ describe('at-most-once steps anchored on the step that decided them', () => {
     const first = attempt()
     const anchors = createStepAnchors(first.ctx, undefined, marks)
     anchors.ran(model.name) // the model step ran; its acknowledgement never came: the attempt suspended
+    anchors.produced(model.name, { text: 'response', endedAt: 1 })
     first.end()
     const second = attempt({ 'r/t1/model': 'response' })
     const again = createStepAnchors(second.ctx, undefined, marks)
+    again.replayed(model.name, { text: 'response', endedAt: 1 })
     expect(await again.mayHaveStarted([model])).toBe(false)
     // Every call anchored on the same step gets the same answer in this attempt.
     expect(await again.mayHaveStarted([model])).toBe(false)
     // The mark is taken: a third attempt cannot tell whether the second one started the calls.
     const third = createStepAnchors(attempt({ 'r/t1/model': 'response' }).ctx, undefined, marks)
     expect(await third.mayHaveStarted([model])).toBe(true)
+  })
+
+  it('ignores a stop mark when the journal kept another attempt\'s result (that attempt may have gone on elsewhere)', async () => {
+    const marks = new AnchorMarks()
+    const first = attempt()
+    const anchors = createStepAnchors(first.ctx, undefined, marks)
+    anchors.ran(model.name)
+    anchors.produced(model.name, { text: 'response', endedAt: 1 })
+    first.end()
+    // Another replica ran the model step again (its own stamp), issued the call and died before its run was journaled.
+    const later = createStepAnchors(attempt({ 'r/t1/model': 'response' }).ctx, undefined, marks)
+    later.replayed(model.name, { text: 'response', endedAt: 2 })
+    expect(await later.mayHaveStarted([model])).toBe(true)
+  })
+
+  it('anchors a group\'s later call on its earlier ones when steps run one at a time', async () => {
+    // The journal holds the model step only: the previous attempt stopped after it (a crash, or a suspension).
+    const { ctx } = attempt({ 'r/t1/model': 'response' })
+    const runtime = restateRuntime(ctx)
+    await runtime.step(model, async () => 'not run again')
+    const after = [model]
+    const first = runtime.step(call, async step => step.resumed, { atMostOnce: true, after })
+    // c2 is issued once c1 settled, and c1 ran in this attempt: no earlier attempt got to c2.
+    const second = runtime.step(stepKey('r', 'tool', 't1', 'c2'), async step => step.resumed, { atMostOnce: true, after })
+    expect(await first).toBe(true)
+    expect(await second).toBe(false)
   })
 
   it('leaves no mark once a call anchored on the step was issued: a later attempt reports it possibly started', async () => {
