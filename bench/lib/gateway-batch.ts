@@ -4,7 +4,7 @@ import { sleepMs } from './stats'
 export interface GatewayTarget { gatewayUrl: string; apiKey: string }
 
 /** How long a run may take before the batch counts it failed (a stuck stack ends the batch instead of hanging it). */
-const RUN_TIMEOUT_MS = 120_000
+const RUN_TIMEOUT_MS = 300_000
 
 /** One batch of sessions through a gateway: wall time from the first send to the last answer, and each run's latency. */
 export interface GatewayBatch { wallMs: number; completed: number; sessions: number; runMs: number[]; failures: string[] }
