@@ -1,7 +1,6 @@
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from '../providers/content'
 import { applyToolStateWrites } from '../tools/staged-tool-state'
 import type { ToolStateWrites } from '../tools/staged-tool-state'
-import { fireHook } from './fire-hook'
 import { appendMessage } from './history'
 import type { RunState } from './run-state'
 import { executeCallNow } from './tool-execution'
@@ -52,10 +51,8 @@ export async function deferSafeCalls(state: RunState, env: ToolPhaseEnv, calls: 
  * Runs deferred calls inside the model step's closure, group by group as the tool phase would, each group against the
  * tool state `snapshot` plus the earlier groups' writes. Returns their records in the model's order.
  */
-export async function runDeferredCalls(state: RunState, env: ToolPhaseEnv, deferred: DeferredCalls, snapshot: ToolStateWrites | undefined, resumed: boolean): Promise<ToolStepRecord[]> {
+export async function runDeferredCalls(state: RunState, env: ToolPhaseEnv, deferred: DeferredCalls, snapshot: ToolStateWrites | undefined): Promise<ToolStepRecord[]> {
   const callState: RunState = { ...state, turn: deferred.turn }
-  // The step ran before and was cut off: its calls run again, as a safe call's own step would say.
-  if (resumed) for (const call of deferred.calls) fireHook(env.hooks, state, 'tool:resuming', { runId: state.runId, turn: deferred.turn, callId: call.id, name: call.name })
   const maxConcurrent = env.behavior.maxConcurrentTools ?? env.runtime.defaults.maxConcurrentTools ?? 10
   const records = new Map<string, ToolStepRecord>()
   let seen = snapshot

@@ -87,15 +87,23 @@ async function runOneTurn(state: RunState, env: LoopEnv, carry: TurnCarry): Prom
   state.turn += 1
   await env.hooks.callHook('turn:start', { runId: state.runId, turn: state.turn })
   const steered = await takeSteering(state, env, deferred === undefined)
-  const record = await requestModel(state, env, deferred, steered)
-  if (deferred) {
+  let record = await requestModel(state, env, deferred, steered)
+  if (deferred && record.decision === 'calls-alone') {
+    // An attempt died in the step that ran them: they run in steps of their own (a crash is counted against the call
+    // that caused it), then the model is asked in a step of its own.
+    const outcome = await runTools({ ...state, turn: deferred.turn }, env, [...deferred.calls], true)
+    await env.hooks.callHook('turn:end', { runId: state.runId, turn: deferred.turn })
+    if (outcome) return outcome
+    await steered.append()
+    record = await requestModel(state, env, undefined, NO_STEERING, 'after-calls')
+  } else if (deferred) {
     await finishDeferredCalls(state, env, deferred, record.tools ?? [])
     await env.hooks.callHook('turn:end', { runId: state.runId, turn: deferred.turn })
     await steered.append()
     if (env.behavior.compactStrategy === 'tail') compactMessages(state, env)
   }
   // The request was stopped after the deferred calls ran: their results (and steered messages) are in; now stop.
-  if (record.decision === 'aborted') throw new AgentAbortedError('The model request was stopped.')
+  if (record.decision === 'aborted' || record.decision === 'calls-alone') throw new AgentAbortedError('The model request was stopped.')
   if (record.decision === 'stop') return { status: record.status, reason: record.reason }
   if (record.decision === 'error') return { status: 'error', reason: `${record.error.code}: ${record.error.message}` }
   env.onJournaledTime(record.endedAt)
@@ -111,18 +119,23 @@ async function runOneTurn(state: RunState, env: LoopEnv, carry: TurnCarry): Prom
  * The model step's record, with the results of the calls it ran first when the previous turn deferred them; `aborted`
  * when the request was stopped (abort, suspend) after they ran, so their results are still journaled.
  */
-type TurnStepRecord = (ModelStepRecord | { decision: 'aborted'; at: number }) & { tools?: ToolStepRecord[] }
+type TurnStepRecord = (ModelStepRecord | { decision: 'aborted'; at: number } | { decision: 'calls-alone'; at: number }) & { tools?: ToolStepRecord[] }
 
-async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCalls | undefined, steered: TakenSteering): Promise<TurnStepRecord> {
+const NO_STEERING: TakenSteering = { content: undefined, append: async () => undefined }
+
+async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCalls | undefined, steered: TakenSteering, variant?: string): Promise<TurnStepRecord> {
   const compacted = deferred ? undefined : compactMessages(state, env)
   const messageCount = compacted?.length ?? state.messages.length + 1
   await env.hooks.callHook('model:request', { runId: state.runId, turn: state.turn, messageCount, toolCount: env.tools.size })
   const turn = state.turn
   // Read before the step: nothing may touch the store inside it.
   const snapshot = deferred ? await takeToolStateSnapshot(env.toolState) : undefined
-  return env.runtime.step(stepKey(state.runId, 'model', `t${turn}`), async attempt => {
+  const key = variant === undefined ? stepKey(state.runId, 'model', `t${turn}`) : stepKey(state.runId, 'model', `t${turn}`, variant)
+  return env.runtime.step(key, async attempt => {
     env.markLive()
-    const tools = deferred ? await runDeferredCalls(state, env, deferred, snapshot, attempt.resumed) : undefined
+    // An earlier attempt died in this step, maybe in one of the calls: they leave it (see `runOneTurn`).
+    if (deferred && attempt.resumed) return { decision: 'calls-alone', at: Date.now() }
+    const tools = deferred ? await runDeferredCalls(state, env, deferred, snapshot) : undefined
     const messages = compacted ?? compactDeferred(withDeferredResults(state.messages, deferred, tools ?? [], steered.content), env)
     let record: TurnStepRecord
     try {

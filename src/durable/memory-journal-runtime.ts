@@ -50,6 +50,11 @@ export interface MemoryJournalRuntimeOptions {
   /** Dies when a step whose name contains `step` starts (`'before'`) or after its `execute` ran but before it is recorded (`'during'`). */
   crashAt?: { step: string; when: 'before' | 'during' }
   maxConcurrentTools?: number
+  /**
+   * Run a turn of only safe calls inside the next model step, as the Restate runtime does (`RuntimeDefaults.deferSafeCalls`);
+   * tool results are then capped at 1 MiB, as there, so a turn's results fit one record.
+   */
+  deferSafeCalls?: boolean
 }
 
 /** A memory runtime instance plus the switch that kills it. */
@@ -106,7 +111,7 @@ export function createMemoryJournalRuntime(options: MemoryJournalRuntimeOptions)
     get crashed() { return crashed },
     crash,
     stores: { session: journal.sessionStore, toolState: journal.toolStateStore },
-    defaults: options.maxConcurrentTools === undefined ? {} : { maxConcurrentTools: options.maxConcurrentTools },
+    defaults: { ...(options.maxConcurrentTools === undefined ? {} : { maxConcurrentTools: options.maxConcurrentTools }), ...(options.deferSafeCalls ? { deferSafeCalls: true, maxToolResultBytes: 1024 * 1024 } : {}) },
     runs: createMemoryLedger(journal, owner),
     step,
     now: async () => Date.now(),

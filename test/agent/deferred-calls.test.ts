@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
 import type { ToolDef } from 'zidane'
 import type { SteeringInbox } from 'zidane/durable'
+import { createMemoryJournal, createMemoryJournalRuntime, SimulatedCrashError } from 'zidane/durable'
 import { restateRuntime } from 'zidane/restate'
 import { scriptedProvider } from 'zidane/testing'
 import { createFakeObjectContext } from '../helpers/restate/fake-context'
@@ -64,5 +65,24 @@ describe('safe calls deferred to the next model step (Restate runtime)', () => {
     // Nine calls of up to 1 MiB each pass the 8 MiB budget: steps of their own; the turn of two rides on the model step.
     expect(toolSteps).toHaveLength(9)
     expect(runs).toHaveLength(11)
+  })
+})
+
+describe('a crash in a model step that ran deferred calls', () => {
+  it('runs the calls in steps of their own on the next attempt, then asks the model in a step of its own', async () => {
+    const journal = createMemoryJournal()
+    const runs: string[] = []
+    const provider = scriptedProvider(request => (request.messages.some(message => message.content.some(block => block.type === 'tool_result')) ? { text: 'done' } : { toolCalls: [{ name: 'look', input: { at: 'a' } }] }))
+    const first = createAgent({ provider, tools: [lookTool(runs)], durable: createMemoryJournalRuntime({ journal, deferSafeCalls: true, crashAt: { step: '/t2/model', when: 'during' } }), sessionId: 'crash-deferred' })
+    await expect(first.run({ prompt: 'look' })).rejects.toBeInstanceOf(SimulatedCrashError)
+    expect(runs).toEqual(['a'])
+    const second = createAgent({ provider, tools: [lookTool(runs)], durable: createMemoryJournalRuntime({ journal, deferSafeCalls: true }), sessionId: 'crash-deferred' })
+    await second.resume()
+    // Run again (a safe call's contract), this time in a step named for the call, so a crash there is its own.
+    expect(runs).toEqual(['a', 'a'])
+    expect([...journal.steps.keys()].map(name => name.replace(/^run_[^/]+/, 'run'))).toEqual(expect.arrayContaining(['run/t1/model', 'run/t2/model', 'run/t1/toolu_0_0/tool', 'run/t2/after-calls/model']))
+    const session = await second.session()
+    expect(session?.runs.at(-1)?.status).toBe('completed')
+    expect(session?.turns.map(turn => turn.id.replace(/^run_[^-]+/, 'run')).slice(1)).toEqual(['run-t1-a', 'run-t1-r', 'run-t2-a'])
   })
 })

@@ -59,7 +59,10 @@ function poisonedStack(env: Record<string, string>) {
       return text(`echo: ${prompt}`)
     })
     writeFileSync(plan, JSON.stringify({ killAt: 0, crashInStep: POISON_CALL } satisfies KillPlan))
-    stack = await startTestStack({ ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: model.url, ZIDANE_MODEL: 'claude-test', ZIDANE_TEST_KILL_PLAN: plan, ...env })
+    // A permission policy (on a tool these runs never call) keeps every call in a step of its own: a turn of safe calls
+    // would otherwise run inside the next model step, where the kill plan cannot name the call (a crash there is
+    // covered by test/agent/deferred-calls.test.ts: the next attempt runs the calls in their own steps).
+    stack = await startTestStack({ ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: model.url, ZIDANE_MODEL: 'claude-test', ZIDANE_TEST_KILL_PLAN: plan, ZIDANE_APPROVE_TOOLS: 'shell', ...env })
   }, 120_000)
   afterAll(async () => {
     await stack?.destroy()
