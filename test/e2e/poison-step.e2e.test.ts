@@ -58,7 +58,7 @@ function poisonedStack(env: Record<string, string>) {
       if (prompt === 'bystander') return turn === 0 ? readFile('toolu_bystander') : text('bystander done')
       return text(`echo: ${prompt}`)
     })
-    writeFileSync(plan, JSON.stringify({ killAt: 0, crashInStep: POISON_CALL } satisfies KillPlan))
+    writeFileSync(plan, JSON.stringify({ killAt: 0, crashInStep: `${POISON_CALL}/tool` } satisfies KillPlan))
     // A permission policy (on a tool these runs never call) keeps every call in a step of its own: a turn of safe calls
     // would otherwise run inside the next model step, where the kill plan cannot name the call (a crash there is
     // covered by test/agent/deferred-calls.test.ts: the next attempt runs the calls in their own steps).
