@@ -46,7 +46,7 @@ const SPLIT = { handState: 'restate hand-written + session state writes', oursTi
  * The §2 variants whose journal is counted: ours, the hand-written loop, ours with the deployment's event log (derived
  * from the session's state), and ours with the alternative it was chosen over (a journaled append per turn boundary).
  */
-const CENSUSED = { ours: 'restate', hand: 'restate hand-written', logged: 'restate + event log', turnSends: 'restate + event log by turn sends' } as const
+const CENSUSED = { ours: 'restate', hand: 'restate hand-written', logged: 'restate + event log', turnSends: 'restate + event log by turn sends', safe: 'restate, safe tool' } as const
 /** The other variant with the deployment's event log (and its doorbell): the logged run without the intents. */
 const RUNG_TOO = 'restate + event log without intents'
 type Censuses = Record<keyof typeof CENSUSED, JournalCensus>
@@ -64,6 +64,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
     restateVariant(CENSUSED.logged, server, 'BenchAgent', { eventLog: 'derived' }), restateVariant(CENSUSED.turnSends, server, 'BenchAgent', { eventLog: 'turn-sends' }),
     restateVariant('restate coalesce', server, 'BenchAgent', { coalesce: true }), restateVariant('restate memory session', server, 'BenchAgent', { memorySession: true }),
     restateVariant('restate without intents', server, 'BenchAgent', { withoutIntents: true }),
+    restateVariant(CENSUSED.safe, server, 'BenchAgent', { replaySafe: true }),
     restateVariant('restate + event log without doorbell', server, 'BenchAgent', { eventLog: 'derived', withoutDoorbell: true }),
     restateVariant(RUNG_TOO, server, 'BenchAgent', { eventLog: 'derived', withoutIntents: true }),
     restateVariant(SPLIT.handState, server, 'HandLoop', { sessionWrites: true }), restateVariant(SPLIT.oursTimed, server, 'BenchAgent', { timeSteps: true }),
@@ -78,7 +79,7 @@ export async function measureDurabilityOverhead(server: BenchServer, options: Be
     const samples = await interleave(probes, options.instant.warmupRounds, options.instant.rounds)
     addSectionOne(samples, shape, { folded: await countSqliteCommits(shape), unfolded: await countSqliteCommits(shape, { foldToolResults: false }) }, report)
     const censusOf = async (name: string): Promise<JournalCensus> => journalCensus(server, records.get(name)?.invocations.at(-1) ?? '')
-    const census: Censuses = { ours: await censusOf(CENSUSED.ours), hand: await censusOf(CENSUSED.hand), logged: await censusOf(CENSUSED.logged), turnSends: await censusOf(CENSUSED.turnSends) }
+    const census: Censuses = { ours: await censusOf(CENSUSED.ours), hand: await censusOf(CENSUSED.hand), logged: await censusOf(CENSUSED.logged), turnSends: await censusOf(CENSUSED.turnSends), safe: await censusOf(CENSUSED.safe) }
     addSectionTwo(samples, census, shape.toolTurns + 1, report)
     addPeerFigures(samples, CENSUSED, { ...census, peer: await censusOf(PEER_VARIANT) }, shape.toolTurns + 1, report)
     // Both variants with the deployment's event log ring the one doorbell: its calls are shared by their runs.
@@ -141,6 +142,9 @@ function addSectionTwo(samples: Map<string, number[][]>, census: Censuses, turns
     single(2, 'journal entries per turn: ours + event log by turn sends (alternative)', 'entries', perTurnOf('turnSends'), { ratio: { value: census.turnSends.entries / census.hand.entries, to: 'hand-written' }, note: `${(perTurnOf('turnSends') - perTurnOf('ours')).toFixed(2)} over ours` }),
     single(2, 'journal entries per turn: hand-written', 'entries', perTurnOf('hand')),
     single(2, 'ctx.run round trips per turn: ours', 'round trips', census.ours.runCommands / turns, { ratio: { value: census.ours.runCommands / census.hand.runCommands, to: 'hand-written' } }),
+    figureOf(2, 'restate runtime, the tool replay: safe (its calls ride on the next model step)', 'ms/turn', summarize(flat(samples, CENSUSED.safe)), { ratio: toHand(CENSUSED.safe) }),
+    single(2, 'ctx.run round trips per turn: ours, tool turns of safe calls', 'round trips', census.safe.runCommands / turns, { ratio: { value: census.safe.runCommands / census.hand.runCommands, to: 'hand-written' }, target: { text: '1 per turn (hand-written and peer: 2)', met: census.safe.runCommands / turns <= 1.1 } }),
+    single(2, 'journal entries per turn: ours, tool turns of safe calls', 'entries', census.safe.entries / turns, { ratio: { value: census.safe.entries / census.hand.entries, to: 'hand-written' } }),
     single(2, 'journal bytes per run: ours', 'KiB', census.ours.bytes / 1024, { ratio: { value: census.ours.bytes / census.hand.bytes, to: 'hand-written' } }),
     single(2, 'journal bytes per run: ours + event log', 'KiB', census.logged.bytes / 1024, { ratio: { value: census.logged.bytes / census.hand.bytes, to: 'hand-written' } }),
   )

@@ -48,7 +48,7 @@ export function sqliteVariant(synchronous: 'FULL' | 'NORMAL'): Variant & { runti
  * `eventLog`, each run waits until its events reached the log (so its syncs or appends do not run into the next
  * variant's time) and reports how many events the log holds.
  */
-export function restateVariant(name: string, server: BenchServer, objectName: string, switches: Pick<BenchRunRequest, 'coalesce' | 'memorySession' | 'eventLog' | 'withoutIntents' | 'withoutDoorbell' | 'sessionWrites' | 'timeSteps'> = {}): Variant {
+export function restateVariant(name: string, server: BenchServer, objectName: string, switches: Pick<BenchRunRequest, 'coalesce' | 'memorySession' | 'eventLog' | 'withoutIntents' | 'withoutDoorbell' | 'sessionWrites' | 'timeSteps' | 'replaySafe'> = {}): Variant {
   return {
     name,
     async runOnce(shape) {
