@@ -6,7 +6,8 @@ import { ToolError } from '../tool'
 import type { CommandSandbox } from './command-sandbox'
 import type { FileReply, FileRequest } from './file-worker/protocol'
 import { createPrivateTempFolder } from './private-temp-folder'
-import { runCommand } from './run-command'
+import { startCommand } from './run-command'
+import type { StartCommandOptions, StartedCommand } from './run-command'
 import { toolEnvironment } from './tool-environment'
 
 /** How file-tool calls run: in which sandbox, for which tenant, and their bounds. */
@@ -21,12 +22,16 @@ export interface FileWorkerOptions {
   memoryMb?: number
   /** Disk the workspace may use: writes past it are refused. Default: the sandbox's `workspaceQuotaBytes`, else none. */
   quotaBytes?: number
+  /** Time an idle worker waits for the next call before it exits. Default {@link FILE_WORKER_IDLE_MS}. */
+  idleMs?: number
+  /** Observes every worker process started, with the process group it leads (tests count and find them this way). */
+  onWorkerStart?: (group: number | undefined) => void
 }
 
 /** One file operation of the worker, without the root (the workspace adds it). */
 export type FileOperation = FileRequest extends infer Request ? Request extends FileRequest ? Omit<Request, 'root'> : never : never
 
-/** Runs one file operation in a fresh worker process and returns its text; failures throw `ToolError` with the worker's code. */
+/** Runs one file operation in a worker process of the workspace and returns its text; failures throw `ToolError` with the worker's code. */
 export type FileWorker = (operation: FileOperation, signal: AbortSignal) => Promise<string>
 
 /** Default time limit of one file-tool call. */
@@ -37,7 +42,12 @@ export const FILE_TOOL_TIMEOUT_MS = 20_000
  */
 export const FILE_TOOL_MEMORY_MB = 2048
 
+/** Default time an idle worker waits for the next call of its workspace before it exits. */
+export const FILE_WORKER_IDLE_MS = 5000
+
 const HEAP_MB = 384
+/** Idle workers kept per workspace: a call while they are all busy starts another, which exits after its call. */
+const MAX_IDLE_WORKERS = 1
 const MAX_REPLY_BYTES = 8 * 1024 * 1024
 const WORKER_SOURCE = fileURLToPath(new URL('./file-worker/', import.meta.url))
 const FROM_SOURCE = import.meta.url.endsWith('.ts')
@@ -67,28 +77,126 @@ function workerEntry(): string {
 }
 
 /**
- * A {@link FileWorker} for the workspace at `root` (its real path): each call starts `node` on the worker's entry with
- * the request on standard input, inside `options.sandbox` when given, killed past its time limit. The services'
- * process itself never opens a workspace path.
+ * A {@link FileWorker} for the workspace at `root` (its real path). Calls run in warm worker processes (`node` on the
+ * worker's entry, inside `options.sandbox` when given) bound to this workspace and tenant, one call at a time each:
+ * an idle worker serves the next call and exits after `idleMs` without one. A call that times out, is aborted, gets
+ * no parsable reply or finds its worker dead kills that worker (its whole process group); the next call starts a new
+ * one. The services' process itself never opens a workspace path.
  */
 export function createFileWorker(root: string, options: FileWorkerOptions = {}): FileWorker {
   const node = realpathSync(process.execPath)
   const timeoutMs = options.timeoutMs ?? FILE_TOOL_TIMEOUT_MS
   const quotaBytes = options.quotaBytes ?? options.sandbox?.workspaceQuotaBytes
+  const idleMs = options.idleMs ?? FILE_WORKER_IDLE_MS
   const entry = workerEntry()
   const command = workerCommand(node, entry, options.memoryMb ?? FILE_TOOL_MEMORY_MB)
   const wrapOptions = { readOnlyPaths: [node, path.dirname(entry)], ...(options.tenant === undefined ? {} : { tenant: options.tenant }) }
-  return async (operation, signal) => {
-    const input = JSON.stringify({ ...operation, root, ...(quotaBytes === undefined ? {} : { quotaBytes }) })
-    const run = { command, cwd: root, timeoutMs, maxOutputBytes: MAX_REPLY_BYTES, signal, input, env: toolEnvironment(root), killGraceMs: 0 }
-    const outcome = await runCommand(options.sandbox === undefined ? run : { ...run, sandbox: options.sandbox, wrapOptions })
-    if (outcome.timedOut) throw new ToolError(`The call did not finish within ${timeoutMs / 1000} s and was stopped (a FIFO, a very large tree or a pattern that backtracks without end can cause this).`, 'tool_timeout')
-    if (outcome.aborted) throw new ToolError('The call was aborted.', 'aborted')
-    const reply = parseReply(outcome.stdout)
-    if (reply === undefined) throw new ToolError('The file operation stopped without a result: it ran out of memory or crashed.', 'tool_crashed')
-    if (!reply.ok) throw new ToolError(reply.message, reply.code)
-    return reply.content
+  const start: StartCommandOptions = { command, cwd: root, env: toolEnvironment(root), ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox, wrapOptions }) }
+  const idle: WarmWorker[] = []
+  const startWorker = (): WarmWorker => {
+    const worker = warmWorker(startCommand(start))
+    options.onWorkerStart?.(worker.process.group)
+    worker.process.onExit(() => {
+      const at = idle.indexOf(worker)
+      if (at >= 0) idle.splice(at, 1)
+    })
+    return worker
   }
+  const keep = (worker: WarmWorker): void => {
+    if (worker.dead || idle.length >= MAX_IDLE_WORKERS) return worker.process.kill()
+    idle.push(worker)
+    worker.idleTimer = setTimeout(() => worker.process.kill(), idleMs)
+    worker.idleTimer.unref()
+  }
+  return async (operation, signal) => {
+    if (signal.aborted) throw abortedError()
+    const worker = idle.pop() ?? startWorker()
+    clearTimeout(worker.idleTimer)
+    const request = JSON.stringify({ ...operation, root, ...(quotaBytes === undefined ? {} : { quotaBytes }) })
+    const outcome = await exchange(worker, request, timeoutMs, signal)
+    if (outcome.kind !== 'reply' || outcome.reply.retire === true) worker.process.kill()
+    else keep(worker)
+    if (outcome.kind === 'timeout') throw new ToolError(`The call did not finish within ${timeoutMs / 1000} s and was stopped (a FIFO, a very large tree or a pattern that backtracks without end can cause this).`, 'tool_timeout')
+    if (outcome.kind === 'abort') throw abortedError()
+    if (outcome.kind !== 'reply') throw new ToolError('The file operation stopped without a result: it ran out of memory or crashed.', 'tool_crashed')
+    if (!outcome.reply.ok) throw new ToolError(outcome.reply.message, outcome.reply.code)
+    return outcome.reply.content
+  }
+}
+
+/** A worker process and what its client knows of it: the reply bytes read so far, whether it has exited. */
+interface WarmWorker {
+  process: StartedCommand
+  dead: boolean
+  /** Bytes of standard output not yet part of a whole reply line. */
+  pending: Buffer[]
+  pendingBytes: number
+  /** Called on new output or on exit, while a call waits. */
+  wake: (() => void) | undefined
+  idleTimer: NodeJS.Timeout | undefined
+}
+
+type Exchange = { kind: 'reply'; reply: FileReply } | { kind: 'timeout' | 'abort' | 'crash' }
+
+function warmWorker(process: StartedCommand): WarmWorker {
+  const worker: WarmWorker = { process, dead: false, pending: [], pendingBytes: 0, wake: undefined, idleTimer: undefined }
+  process.stdout.on('data', (chunk: Buffer) => {
+    worker.pending.push(chunk)
+    worker.pendingBytes += chunk.length
+    worker.wake?.()
+  })
+  // What the worker prints on standard error (a crash's trace) is not the call's result: it is read and dropped.
+  process.stderr.resume()
+  process.onExit(() => {
+    worker.dead = true
+    clearTimeout(worker.idleTimer)
+    worker.wake?.()
+  })
+  return worker
+}
+
+/** Sends one request line to `worker` and waits for its reply line, its death, the time limit or the abort. */
+function exchange(worker: WarmWorker, request: string, timeoutMs: number, signal: AbortSignal): Promise<Exchange> {
+  return new Promise(resolve => {
+    const finish = (outcome: Exchange): void => {
+      worker.wake = undefined
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+      resolve(outcome)
+    }
+    const timer = setTimeout(() => finish({ kind: 'timeout' }), timeoutMs)
+    const onAbort = (): void => finish({ kind: 'abort' })
+    signal.addEventListener('abort', onAbort, { once: true })
+    worker.wake = () => {
+      const line = takeLine(worker)
+      if (line !== undefined) return finish(replyOutcome(line))
+      if (worker.dead || worker.pendingBytes > MAX_REPLY_BYTES) finish({ kind: 'crash' })
+    }
+    worker.process.stdin.write(`${request}\n`)
+    worker.wake()
+  })
+}
+
+/** The first whole line of `worker`'s output, taken out of its buffer; undefined while none has ended. */
+function takeLine(worker: WarmWorker): string | undefined {
+  const last = worker.pending.at(-1)
+  if (last === undefined || !last.includes(10)) return undefined
+  const output = Buffer.concat(worker.pending)
+  const end = output.indexOf(10)
+  const rest = output.subarray(end + 1)
+  worker.pending = rest.length > 0 ? [rest] : []
+  worker.pendingBytes = rest.length
+  return output.subarray(0, end).toString('utf8')
+}
+
+function replyOutcome(line: string): Exchange {
+  if (Buffer.byteLength(line) > MAX_REPLY_BYTES) return { kind: 'crash' }
+  const reply = parseReply(line)
+  return reply === undefined ? { kind: 'crash' } : { kind: 'reply', reply }
+}
+
+function abortedError(): ToolError {
+  return new ToolError('The call was aborted.', 'aborted')
 }
 
 function workerCommand(node: string, entry: string, memoryMb: number): string {

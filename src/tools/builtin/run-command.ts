@@ -126,6 +126,74 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
   })
 }
 
+/** What `startCommand` starts: a long-lived command fed and read through its pipes by the caller. */
+export interface StartCommandOptions {
+  command: string
+  cwd: string
+  /** The command's whole environment (the command id is added). Default: this process's environment. */
+  env?: Record<string, string>
+  /** Runs the command inside this sandbox, confined to `cwd`. Default: no sandbox. */
+  sandbox?: CommandSandbox
+  /** The tenant and the extra read-only paths the sandbox gives the command (see `WrapOptions`). */
+  wrapOptions?: WrapOptions
+}
+
+/** A long-lived command started by `startCommand`: its pipes, its process group and a way to end it. */
+export interface StartedCommand {
+  stdin: Writable
+  stdout: Readable
+  stderr: Readable
+  /** The process group led by the command (undefined when it could not start). */
+  group: number | undefined
+  /** Kills the whole process group at once (SIGKILL); a group that is gone already is fine. */
+  kill(): void
+  /** Called once, when the command has exited or could not start; the sandbox's resources are released by then. */
+  onExit(listener: () => void): void
+}
+
+/**
+ * Starts `command` like `runCommand` (`bash -c` in its own process group, inside `sandbox` when given, recorded for
+ * `stopRunningCommands` and the registry) but leaves it running: the caller writes its input, reads its output and
+ * bounds it in time itself, and calls `kill` to end it.
+ */
+export function startCommand(options: StartCommandOptions): StartedCommand {
+  const id = randomUUID()
+  registry?.add(id)
+  const { file, args, release } = options.sandbox ? options.sandbox.wrap(options.command, options.cwd, options.wrapOptions) : { file: 'bash', args: ['-c', options.command], release: undefined }
+  const env = { ...(options.env ?? process.env), [COMMAND_ID_VARIABLE]: id }
+  const child = spawn(file, args, { cwd: options.cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env })
+  child.stdin.on('error', () => undefined)
+  const group = child.pid
+  const command = { group, exited: false }
+  commands.set(id, command)
+  if (group !== undefined) registry?.started(id, group)
+  const listeners: Array<() => void> = []
+  let ended = false
+  const end = (): void => {
+    if (ended) return
+    ended = true
+    command.exited = true
+    // Whatever the command left in its group goes with it: nothing of a worker outlives it.
+    killGroup(group, 'SIGKILL')
+    release?.()
+    forgetFinishedCommands()
+    for (const listener of listeners) listener()
+  }
+  child.on('error', end)
+  child.on('exit', end)
+  return {
+    stdin: child.stdin,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    group,
+    kill: () => killGroup(group, 'SIGKILL'),
+    onExit: listener => {
+      if (ended) listener()
+      else listeners.push(listener)
+    },
+  }
+}
+
 /** Forgets the commands whose shell exited and whose process group is empty (no background job left). */
 function forgetFinishedCommands(): void {
   for (const [id, command] of commands) {

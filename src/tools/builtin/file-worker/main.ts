@@ -1,12 +1,14 @@
 /**
- * The file worker: one process per file-tool call, started inside the session's sandbox (or, without one, as a plain
- * child process). It reads one `FileRequest` on standard input, does the file work and writes one `FileReply` on
- * standard output. Whatever a hostile workspace does to it (a FIFO, a line-less huge file, a regex that backtracks
+ * The file worker: one process serving the file-tool calls of one workspace, one at a time, started inside the
+ * session's sandbox (or, without one, as a plain child process). It reads one `FileRequest` per line on standard
+ * input and, for each in turn, does the file work and writes one `FileReply` line on standard output; it exits when
+ * its input ends. Whatever a hostile workspace does to it (a FIFO, a line-less huge file, a regex that backtracks
  * forever) happens in this process, which the caller bounds in time and memory, never in the services' process.
  *
  * It runs under plain `node` (type stripping in development, the compiled `.js` in a build), so it imports only
  * Node's modules and its own folder, with explicit extensions.
  */
+import { createInterface } from 'node:readline'
 import { editFile } from './edit-file.ts'
 import { FileToolFailure } from './file-tool-failure.ts'
 import { globFiles } from './glob-files.ts'
@@ -29,12 +31,6 @@ async function perform(request: FileRequest): Promise<string> {
   }
 }
 
-async function readRequest(): Promise<FileRequest> {
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as FileRequest
-}
-
 function replyOf(error: unknown): FileReply {
   if (error instanceof FileToolFailure) return { ok: false, code: error.code, message: error.message }
   const code = (error as NodeJS.ErrnoException | undefined)?.code
@@ -44,5 +40,23 @@ function replyOf(error: unknown): FileReply {
 // Past RLIMIT_FSIZE (the sandbox's per-file bound) a write fails with EFBIG instead of killing the worker.
 process.on('SIGXFSZ', () => undefined)
 
-const reply: FileReply = await readRequest().then(perform).then(content => ({ ok: true as const, content }), replyOf)
-process.stdout.write(JSON.stringify(reply), () => process.exit(0))
+/** CPU time after which the worker retires: the sandbox's `ulimit -t` bounds a process, not a call. */
+const RETIRE_CPU_MS = 60_000
+
+async function answer(line: string): Promise<FileReply> {
+  const reply = await Promise.resolve(line).then(text => JSON.parse(text) as FileRequest).then(perform).then(content => ({ ok: true as const, content }), replyOf)
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000 > RETIRE_CPU_MS ? { ...reply, retire: true } : reply
+}
+
+function send(reply: FileReply): Promise<void> {
+  return new Promise(resolve => process.stdout.write(`${JSON.stringify(reply)}\n`, () => resolve()))
+}
+
+// Strictly one request after the other: the next line is read once the previous reply is written.
+for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+  const reply = await answer(line)
+  await send(reply)
+  if (reply.retire === true) process.exit(0)
+}
+process.exit(0)

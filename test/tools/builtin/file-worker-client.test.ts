@@ -1,0 +1,107 @@
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { describe, expect, it } from 'vitest'
+import { bubblewrapSandbox, isSandboxUsable } from '../../../src/tools/builtin/command-sandbox'
+import type { CommandSandbox } from '../../../src/tools/builtin/command-sandbox'
+import { createFileWorker } from '../../../src/tools/builtin/file-worker-client'
+import type { FileWorker, FileWorkerOptions } from '../../../src/tools/builtin/file-worker-client'
+import { stopRunningCommands } from '../../../src/tools/builtin/run-command'
+import { useSandbox } from './tool-context'
+
+const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
+const modes: Array<[string, CommandSandbox | undefined]> = [['without a sandbox', undefined]]
+if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
+
+/** Whether any process of the group led by `group` still runs. */
+function groupAlive(group: number | undefined): boolean {
+  if (group === undefined) return false
+  try {
+    process.kill(-group, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition() && Date.now() < deadline) await sleep(25)
+  return condition()
+}
+
+describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
+  const folders = useSandbox()
+  const started: Array<number | undefined> = []
+  const worker = (options: FileWorkerOptions = {}): FileWorker => {
+    started.length = 0
+    return createFileWorker(folders.root, { ...(sandbox ? { sandbox } : {}), onWorkerStart: group => started.push(group), ...options })
+  }
+  const signal = (): AbortSignal => new AbortController().signal
+
+  it('serves a second call from the same warm worker process', async () => {
+    const run = worker()
+    await run({ op: 'write', path: 'a.txt', content: 'one\n' }, signal())
+    expect(await run({ op: 'read', path: 'a.txt', offset: 1, limit: 10 }, signal())).toContain('one')
+    expect(await run({ op: 'list', path: '.' }, signal())).toContain('a.txt')
+    expect(started).toHaveLength(1)
+    expect(groupAlive(started[0])).toBe(true)
+  }, 30_000)
+
+  it('kills a worker whose call times out and serves the next call from a new one', async () => {
+    await writeFile(path.join(folders.root, 'a.txt'), `${'a'.repeat(40)}b\n`)
+    const run = worker({ timeoutMs: 2000 })
+    await run({ op: 'list', path: '.' }, signal())
+    await expect(run({ op: 'grep', path: '.', pattern: '^(a+)+\\1$' }, signal())).rejects.toMatchObject({ code: 'tool_timeout' })
+    expect(await until(() => !groupAlive(started[0]), 3000)).toBe(true)
+    expect(await run({ op: 'list', path: '.' }, signal())).toContain('a.txt')
+    expect(started).toHaveLength(2)
+    expect(started[1]).not.toBe(started[0])
+  }, 30_000)
+
+  it('kills the worker of an aborted call and answers the next call', async () => {
+    await writeFile(path.join(folders.root, 'a.txt'), `${'a'.repeat(40)}b\n`)
+    const run = worker()
+    const controller = new AbortController()
+    const call = run({ op: 'grep', path: '.', pattern: '^(a+)+\\1$' }, controller.signal)
+    setTimeout(() => controller.abort(), 1500)
+    await expect(call).rejects.toMatchObject({ code: 'aborted' })
+    expect(await until(() => !groupAlive(started[0]), 3000)).toBe(true)
+    expect(await run({ op: 'list', path: '.' }, signal())).toContain('a.txt')
+    expect(started).toHaveLength(2)
+  }, 30_000)
+
+  it('ends an idle worker after the idle time', async () => {
+    const run = worker({ idleMs: 300 })
+    await run({ op: 'list', path: '.' }, signal())
+    expect(groupAlive(started[0])).toBe(true)
+    expect(await until(() => !groupAlive(started[0]), 5000)).toBe(true)
+    await run({ op: 'list', path: '.' }, signal())
+    expect(started).toHaveLength(2)
+  }, 30_000)
+
+  it('answers concurrent calls in separate workers and keeps one idle', async () => {
+    const run = worker()
+    const writes = Array.from({ length: 3 }, (_, index) => run({ op: 'write', path: `f${index}.txt`, content: `file ${index}\n` }, signal()))
+    expect(await Promise.all(writes)).toHaveLength(3)
+    expect(started.length).toBeGreaterThanOrEqual(2)
+    expect(await until(() => started.filter(groupAlive).length === 1, 3000)).toBe(true)
+    expect(await run({ op: 'list', path: '.' }, signal())).toMatch(/f0\.txt[\s\S]*f1\.txt[\s\S]*f2\.txt/)
+  }, 30_000)
+
+  it('drops a worker that died while idle and serves the next call from a new one', async () => {
+    const run = worker()
+    await run({ op: 'list', path: '.' }, signal())
+    process.kill(-(started[0] ?? 0), 'SIGKILL')
+    await until(() => !groupAlive(started[0]), 3000)
+    expect(await run({ op: 'list', path: '.' }, signal())).toBeTypeOf('string')
+    expect(started).toHaveLength(2)
+  }, 30_000)
+
+  it('stops its warm workers at shutdown with the running commands', async () => {
+    const run = worker()
+    await run({ op: 'list', path: '.' }, signal())
+    stopRunningCommands()
+    expect(await until(() => !groupAlive(started[0]), 3000)).toBe(true)
+  }, 30_000)
+})
