@@ -92,7 +92,9 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
   it('drops a worker that died while idle and serves the next call from a new one', async () => {
     const run = worker()
     await run({ op: 'list', path: '.' }, signal())
-    process.kill(-(started[0] ?? 0), 'SIGKILL')
+    const group = started[0]
+    if (group === undefined) throw new Error('no worker started')
+    process.kill(-group, 'SIGKILL')
     await until(() => !groupAlive(started[0]), 3000)
     expect(await run({ op: 'list', path: '.' }, signal())).toBeTypeOf('string')
     expect(started).toHaveLength(2)
