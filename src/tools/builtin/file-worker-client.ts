@@ -48,6 +48,7 @@ export const FILE_WORKER_IDLE_MS = 5000
 const HEAP_MB = 384
 /** Idle workers kept per workspace: a call while they are all busy starts another, which exits after its call. */
 const MAX_IDLE_WORKERS = 1
+const DRAIN_AFTER_EXIT_MS = 1000
 const MAX_REPLY_BYTES = 8 * 1024 * 1024
 const WORKER_SOURCE = fileURLToPath(new URL('./file-worker/', import.meta.url))
 const FROM_SOURCE = import.meta.url.endsWith('.ts')
@@ -147,11 +148,19 @@ function warmWorker(process: StartedCommand): WarmWorker {
   })
   // What the worker prints on standard error (a crash's trace) is not the call's result: it is read and dropped.
   process.stderr.resume()
-  process.onExit(() => {
+  const die = (): void => {
+    if (worker.dead) return
     worker.dead = true
     clearTimeout(worker.idleTimer)
     worker.wake?.()
-  })
+  }
+  // Dead once its output has ended, so a reply written just before the exit is still read; the group is killed on
+  // exit, so the pipe closes at once, else it is dropped after a grace time.
+  process.stdout.on('close', die)
+  process.onExit(() => setTimeout(() => {
+    process.stdout.destroy()
+    die()
+  }, DRAIN_AFTER_EXIT_MS).unref())
   return worker
 }
 
