@@ -106,6 +106,7 @@ export function createFileWorker(root: string, options: FileWorkerOptions = {}):
   const keep = (worker: WarmWorker): void => {
     if (worker.dead || idle.length >= MAX_IDLE_WORKERS) return worker.process.kill()
     idle.push(worker)
+    worker.process.keepAlive(false)
     worker.idleTimer = setTimeout(() => worker.process.kill(), idleMs)
     worker.idleTimer.unref()
   }
@@ -113,6 +114,7 @@ export function createFileWorker(root: string, options: FileWorkerOptions = {}):
     if (signal.aborted) throw abortedError()
     const worker = idle.pop() ?? startWorker()
     clearTimeout(worker.idleTimer)
+    worker.process.keepAlive(true)
     const request = JSON.stringify({ ...operation, root, ...(quotaBytes === undefined ? {} : { quotaBytes }) })
     const outcome = await exchange(worker, request, timeoutMs, signal)
     if (outcome.kind !== 'reply' || outcome.reply.retire === true) worker.process.kill()

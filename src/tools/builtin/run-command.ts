@@ -147,6 +147,8 @@ export interface StartedCommand {
   group: number | undefined
   /** Kills the whole process group at once (SIGKILL); a group that is gone already is fine. */
   kill(): void
+  /** Whether the command keeps this process running (default true): an idle long-lived command should not. */
+  keepAlive(keep: boolean): void
   /** Called once, when the command has exited or could not start; the sandbox's resources are released by then. */
   onExit(listener: () => void): void
 }
@@ -187,6 +189,12 @@ export function startCommand(options: StartCommandOptions): StartedCommand {
     stderr: child.stderr,
     group,
     kill: () => killGroup(group, 'SIGKILL'),
+    keepAlive: keep => {
+      for (const handle of [child, child.stdin, child.stdout, child.stderr] as Array<{ ref?: () => void; unref?: () => void }>) {
+        if (keep) handle.ref?.()
+        else handle.unref?.()
+      }
+    },
     onExit: listener => {
       if (ended) listener()
       else listeners.push(listener)
