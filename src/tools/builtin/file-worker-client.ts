@@ -112,7 +112,7 @@ export function createFileWorker(root: string, options: FileWorkerOptions = {}):
   }
   return async (operation, signal) => {
     if (signal.aborted) throw abortedError()
-    const worker = idle.pop() ?? startWorker()
+    const worker = takeLive(idle) ?? startWorker()
     clearTimeout(worker.idleTimer)
     worker.process.keepAlive(true)
     const request = JSON.stringify({ ...operation, root, ...(quotaBytes === undefined ? {} : { quotaBytes }) })
@@ -125,6 +125,12 @@ export function createFileWorker(root: string, options: FileWorkerOptions = {}):
     if (!outcome.reply.ok) throw new ToolError(outcome.reply.message, outcome.reply.code)
     return outcome.reply.content
   }
+}
+
+/** The last idle worker still alive, taken out of `idle` (the dead ones found on the way are dropped). */
+function takeLive(idle: WarmWorker[]): WarmWorker | undefined {
+  for (let worker = idle.pop(); worker !== undefined; worker = idle.pop()) if (!worker.dead) return worker
+  return undefined
 }
 
 /** A worker process and what its client knows of it: the reply bytes read so far, whether it has exited. */
