@@ -100,6 +100,12 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
     expect(started).toHaveLength(2)
   }, 30_000)
 
+  it('fails a call whose worker dies before answering with tool_crashed', async () => {
+    const run = worker({ memoryMb: 64 })
+    await expect(run({ op: 'list', path: '.' }, signal())).rejects.toMatchObject({ code: 'tool_crashed' })
+    expect(await until(() => !groupAlive(started[0]), 3000)).toBe(true)
+  }, 30_000)
+
   it('stops its warm workers at shutdown with the running commands', async () => {
     const run = worker()
     await run({ op: 'list', path: '.' }, signal())
