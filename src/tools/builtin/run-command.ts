@@ -211,7 +211,8 @@ function forgetFinishedCommands(): void {
   }
 }
 
-function groupHasProcesses(pid: number | undefined): boolean {
+/** Whether any process of the group led by `pid` still runs. */
+export function groupHasProcesses(pid: number | undefined): boolean {
   if (pid === undefined) return false
   try {
     process.kill(-pid, 0)

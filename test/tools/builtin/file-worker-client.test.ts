@@ -6,23 +6,12 @@ import { bubblewrapSandbox, isSandboxUsable } from '../../../src/tools/builtin/c
 import type { CommandSandbox } from '../../../src/tools/builtin/command-sandbox'
 import { createFileWorker } from '../../../src/tools/builtin/file-worker-client'
 import type { FileWorker, FileWorkerOptions } from '../../../src/tools/builtin/file-worker-client'
-import { stopRunningCommands } from '../../../src/tools/builtin/run-command'
+import { groupHasProcesses, stopRunningCommands } from '../../../src/tools/builtin/run-command'
 import { useSandbox } from './tool-context'
 
 const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
 const modes: Array<[string, CommandSandbox | undefined]> = [['without a sandbox', undefined]]
 if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
-
-/** Whether any process of the group led by `group` still runs. */
-function groupAlive(group: number | undefined): boolean {
-  if (group === undefined) return false
-  try {
-    process.kill(-group, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
@@ -45,7 +34,7 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
     expect(await run({ op: 'read', path: 'a.txt', offset: 1, limit: 10 }, signal())).toContain('one')
     expect(await run({ op: 'list', path: '.' }, signal())).toContain('a.txt')
     expect(started).toHaveLength(1)
-    expect(groupAlive(started[0])).toBe(true)
+    expect(groupHasProcesses(started[0])).toBe(true)
   }, 30_000)
 
   it('kills a worker whose call times out and serves the next call from a new one', async () => {
@@ -53,7 +42,7 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
     const run = worker({ timeoutMs: 2000 })
     await run({ op: 'list', path: '.' }, signal())
     await expect(run({ op: 'grep', path: '.', pattern: '^(a+)+\\1$' }, signal())).rejects.toMatchObject({ code: 'tool_timeout' })
-    expect(await until(() => !groupAlive(started[0]), 3000)).toBe(true)
+    expect(await until(() => !groupHasProcesses(started[0]), 3000)).toBe(true)
     expect(await run({ op: 'list', path: '.' }, signal())).toContain('a.txt')
     expect(started).toHaveLength(2)
     expect(started[1]).not.toBe(started[0])
@@ -66,7 +55,7 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
     const call = run({ op: 'grep', path: '.', pattern: '^(a+)+\\1$' }, controller.signal)
     setTimeout(() => controller.abort(), 1500)
     await expect(call).rejects.toMatchObject({ code: 'aborted' })
-    expect(await until(() => !groupAlive(started[0]), 3000)).toBe(true)
+    expect(await until(() => !groupHasProcesses(started[0]), 3000)).toBe(true)
     expect(await run({ op: 'list', path: '.' }, signal())).toContain('a.txt')
     expect(started).toHaveLength(2)
   }, 30_000)
@@ -74,8 +63,8 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
   it('ends an idle worker after the idle time', async () => {
     const run = worker({ idleMs: 300 })
     await run({ op: 'list', path: '.' }, signal())
-    expect(groupAlive(started[0])).toBe(true)
-    expect(await until(() => !groupAlive(started[0]), 5000)).toBe(true)
+    expect(groupHasProcesses(started[0])).toBe(true)
+    expect(await until(() => !groupHasProcesses(started[0]), 5000)).toBe(true)
     await run({ op: 'list', path: '.' }, signal())
     expect(started).toHaveLength(2)
   }, 30_000)
@@ -85,7 +74,7 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
     const writes = Array.from({ length: 3 }, (_, index) => run({ op: 'write', path: `f${index}.txt`, content: `file ${index}\n` }, signal()))
     expect(await Promise.all(writes)).toHaveLength(3)
     expect(started.length).toBeGreaterThanOrEqual(2)
-    expect(await until(() => started.filter(groupAlive).length === 1, 3000)).toBe(true)
+    expect(await until(() => started.filter(groupHasProcesses).length === 1, 3000)).toBe(true)
     expect(await run({ op: 'list', path: '.' }, signal())).toMatch(/f0\.txt[\s\S]*f1\.txt[\s\S]*f2\.txt/)
   }, 30_000)
 
@@ -95,7 +84,7 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
     const group = started[0]
     if (group === undefined) throw new Error('no worker started')
     process.kill(-group, 'SIGKILL')
-    await until(() => !groupAlive(started[0]), 3000)
+    await until(() => !groupHasProcesses(started[0]), 3000)
     expect(await run({ op: 'list', path: '.' }, signal())).toBeTypeOf('string')
     expect(started).toHaveLength(2)
   }, 30_000)
@@ -103,13 +92,13 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
   it('fails a call whose worker dies before answering with tool_crashed', async () => {
     const run = worker({ memoryMb: 64 })
     await expect(run({ op: 'list', path: '.' }, signal())).rejects.toMatchObject({ code: 'tool_crashed' })
-    expect(await until(() => !groupAlive(started[0]), 3000)).toBe(true)
+    expect(await until(() => !groupHasProcesses(started[0]), 3000)).toBe(true)
   }, 30_000)
 
   it('stops its warm workers at shutdown with the running commands', async () => {
     const run = worker()
     await run({ op: 'list', path: '.' }, signal())
     stopRunningCommands()
-    expect(await until(() => !groupAlive(started[0]), 3000)).toBe(true)
+    expect(await until(() => !groupHasProcesses(started[0]), 3000)).toBe(true)
   }, 30_000)
 })
