@@ -84,7 +84,7 @@ function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request:
       held = { turns: Math.max(changes.turnCount, request?.turns ?? 0), runs: Math.max(changes.runCount, request?.runs ?? 0) }
       if (behind) await ctx.sleep(BEHIND_PAUSE_MS)
     }
-    if (cursor !== start) ctx.set(EVENT_CURSOR_STATE_KEY, cursor)
+    if (!sameCursor(cursor, start)) ctx.set(EVENT_CURSOR_STATE_KEY, cursor)
     return { count: head.count, watched, cursor }
   }
 }
@@ -177,15 +177,20 @@ async function read(ctx: restate.ObjectSharedContext, request: ReadEventsRequest
   return { events, count }
 }
 
-/** Wakes `awakeableId` at once when the log already passed `after`, else when the next events arrive. */
+/**
+ * Wakes `awakeableId` at once when the log already passed `after`, else when the next events arrive. A log nobody
+ * followed turned the doorbell's rings away, so its session may hold writes it never read: the first subscription
+ * after such a spell sends the log a sync (a run in a long model call writes nothing that would ring again).
+ */
 async function subscribe(ctx: restate.ObjectContext, request: SubscribeRequest): Promise<void> {
   // The clock and the log's head in one round trip: a sync waits behind this handler's lock.
   const clock = ctx.date.now() as unknown as restate.RestatePromise<number>
-  const [now, [storedCount, storedWaiters]] = await restate.RestatePromise.all([clock, readState(ctx, [EVENT_COUNT_STATE_KEY, EVENT_WAITERS_STATE_KEY])])
+  const [now, [storedCount, storedWaiters, watchedUntil]] = await restate.RestatePromise.all([clock, readState(ctx, [EVENT_COUNT_STATE_KEY, EVENT_WAITERS_STATE_KEY, EVENT_WATCHED_STATE_KEY])])
   ctx.set(EVENT_WATCHED_STATE_KEY, now + WATCHED_FOR_MS)
+  const waiters = (storedWaiters as string[] | null) ?? []
+  if (waiters.length === 0 && now >= ((watchedUntil as number | null) ?? 0)) ctx.objectSendClient(EventLog, ctx.key).sync({})
   const count = (storedCount as number | null) ?? 0
   if (count > request.after) return ctx.resolveAwakeable(request.awakeableId, count)
-  const waiters = (storedWaiters as string[] | null) ?? []
   waiters.push(request.awakeableId)
   for (const dropped of waiters.splice(0, Math.max(0, waiters.length - MAX_WAITERS))) ctx.resolveAwakeable(dropped, count)
   ctx.set(EVENT_WAITERS_STATE_KEY, waiters)
