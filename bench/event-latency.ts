@@ -46,7 +46,8 @@ async function follow(server: BenchServer, key: string, seen: Seen): Promise<voi
   while (performance.now() < deadline) {
     const { body: watched } = await server.call<WatchResult>('event_watch/wait', { key, after: latest, timeoutMs: 30_000 })
     if (watched.count === null || watched.count <= latest) continue
-    const { body: read } = await server.call<ReadEventsResult>(`events/${key}/read`, { after: latest, limit: 500 })
+    // The watch carries the events that woke it when they are few (as the gateway takes them); else one read.
+    const read = watched.events?.[0]?.seq === latest + 1 ? { events: watched.events } : (await server.call<ReadEventsResult>(`events/${key}/read`, { after: latest, limit: 500 })).body
     const receivedAt = Date.now()
     if (read.events.length > 0) seen.batches += 1
     for (const event of read.events) seen.latenciesMs.push(receivedAt - event.at)
@@ -102,7 +103,7 @@ export async function measureEventLatency(server: BenchServer, options: BenchOpt
     for (const [number, design] of order.entries()) await round(server, doorbellOf(server, design.windowMs), settings, design.eventLog, `${index}-${number}-${design.eventLog ?? 'none'}`, seen.get(design.name) ?? emptySeen())
   }
   for (const design of DESIGNS) addFigures(report, settings, design.name, seen.get(design.name) ?? emptySeen(), design.deployed === true)
-  report.notes.push(`§${SECTION} Durable event latency: ${settings.rounds} rounds per design, alternating; in each, ${settings.sessions} scripted runs at once (${settings.toolTurns} tool turns, ${settings.modelDelayMs} ms model delay per turn) on the bench server, each followed by a viewer from before it starts (event_watch/wait, then events/<key>/read, as the gateway follows a session). A latency is the viewer's receipt minus the event's at (the durable clock of the write that made it, this process's clock). Invocations are the node's ${INVOCATIONS_COUNTER} over the round, less the runs. Load average ${loadavg()[0]?.toFixed(1) ?? '?'} on ${cpus().length} cores at the end.`)
+  report.notes.push(`§${SECTION} Durable event latency: ${settings.rounds} rounds per design, alternating; in each, ${settings.sessions} scripted runs at once (${settings.toolTurns} tool turns, ${settings.modelDelayMs} ms model delay per turn) on the bench server, each followed by a viewer from before it starts (event_watch/wait, then events/<key>/read unless the wake carried the events, as the gateway follows a session). A latency is the viewer's receipt minus the event's at (the durable clock of the write that made it, this process's clock). Invocations are the node's ${INVOCATIONS_COUNTER} over the round, less the runs. Load average ${loadavg()[0]?.toFixed(1) ?? '?'} on ${cpus().length} cores at the end.`)
 }
 
 function addFigures(report: Report, settings: BenchOptions['eventLatency'], name: string, seen: Seen, deployed: boolean): void {

@@ -98,8 +98,14 @@ export interface UnsubscribeRequest { awakeableId: string }
 /** Input of `event_watch/wait`: wait until the log of `key` holds more than `after` events, at most `timeoutMs`. */
 export interface WatchRequest { key: string; after: number; timeoutMs: number }
 
-/** Output of `event_watch/wait`: the log's count, or `null` when the wait timed out. */
-export interface WatchResult { count: number | null }
+/**
+ * Output of `event_watch/wait`: the log's count, or `null` when the wait timed out. `events`, when present, are the
+ * events that woke it (those after the `after` it waited past, up to `count`): a viewer needs no `read` for them.
+ */
+export interface WatchResult { count: number | null; events?: SessionEvent[] }
+
+/** What the log resolves a parked watch's awakeable with: the new count, or the count and the events it appended. */
+export type WatchWake = number | { count: number; events: SessionEvent[] }
 
 /** The session key of a sub-agent's root session: child sessions are named `<root key>:<label>[:<label>…]`. */
 export function rootSessionKey(sessionId: string): string {

@@ -101,15 +101,25 @@ export class SessionFeed {
     let failures = 0
     while (!this.stop.signal.aborted) {
       try {
-        const { count } = await this.source.watch(this.key, this.latest, this.watchTimeoutMs, this.stop.signal)
+        const watched = this.latest
+        const { count, events } = await this.source.watch(this.key, watched, this.watchTimeoutMs, this.stop.signal)
         failures = 0
-        if (count !== null && count > this.latest) await this.pull(count)
+        if (count === null || count <= this.latest) continue
+        if (events?.[0]?.seq === watched + 1 && events.at(-1)?.seq === count) this.take(events, count)
+        else await this.pull(count)
       } catch (error) {
         if (this.stop.signal.aborted) break
         if (failures++ === 0) for (const listener of this.listeners) listener(error)
         await backoff(failures, this.stop.signal)
       }
     }
+  }
+
+  /** Takes the events a watch woke with (those up to `count`, right after what it watched past), then wakes the viewers. */
+  private take(events: readonly SessionEvent[], count: number): void {
+    this.remember(events)
+    this.latest = Math.max(this.latest, count)
+    this.wakers.emit('wake')
   }
 
   /** Reads the events up to `count` into the buffer (once for every viewer), then wakes them. */

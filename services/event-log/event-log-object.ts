@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk'
 import { SESSION_SERVICE } from '../../contract/session'
 import type { SessionObject } from '../agent-object/session-object'
-import type { AppendEventsRequest, EventCursor, LatestRunStart, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionChanges, SessionEvent, SubscribeRequest, SyncEventsRequest, SyncEventsResult, UnsubscribeRequest, WatchRequest, WatchResult } from '../../contract/event-log'
+import type { AppendEventsRequest, EventCursor, LatestRunStart, NewSessionEvent, ReadEventsRequest, ReadEventsResult, SessionChanges, SessionEvent, SubscribeRequest, SyncEventsRequest, SyncEventsResult, UnsubscribeRequest, WatchRequest, WatchResult, WatchWake } from '../../contract/event-log'
 import {
   EVENT_COUNT_STATE_KEY, EVENT_CURSOR_STATE_KEY, EVENT_LATEST_RUN_STATE_KEY, EVENT_PAGE_SIZE, EVENT_PAGE_STATE_KEY_PREFIX, EVENT_WAITERS_STATE_KEY, EVENT_WATCH_SERVICE, EVENT_WATCHED_STATE_KEY, EVENTS_SERVICE, WATCHED_FOR_MS,
 } from '../../contract/event-log'
@@ -12,6 +12,10 @@ import { readState } from '../read-state'
 export const MAX_READ_LIMIT = 500
 /** Most viewers' waits one log keeps; the oldest is woken (it reads nothing new and waits again) past it. */
 const MAX_WAITERS = 1_000
+/** Most parked watches woken with the events themselves (one per gateway following the session is the usual case). */
+const WAKE_WITH_EVENTS_MAX_WAITERS = 8
+/** Largest JSON of the events a wake carries: past it, the viewers read them. */
+const WAKE_WITH_EVENTS_MAX_CHARS = 32 * 1024
 
 /** A log read, a watch and a subscription are not worth keeping once answered: no retained invocations pile up. */
 const unretained = { journalRetention: 0, idempotencyRetention: 0 }
@@ -127,10 +131,23 @@ async function appendToLog(ctx: restate.ObjectContext, fresh: readonly NewSessio
   if (events.length > 0) ctx.set(pageKey(page), events)
   await noteLatestRun(ctx, fresh, head)
   ctx.set(EVENT_COUNT_STATE_KEY, count)
-  for (const awakeableId of head.waiters) ctx.resolveAwakeable(awakeableId, count)
+  const wake = wakeWith(head, count, events)
+  for (const awakeableId of head.waiters) ctx.resolveAwakeable<WatchWake>(awakeableId, wake)
   if (head.waiters.length > 0) ctx.clear(EVENT_WAITERS_STATE_KEY)
   Object.assign(head, { count, waiters: [], tail: Promise.resolve(events) })
   return count
+}
+
+/**
+ * What the viewers of `head.waiters` are woken with: the appended events themselves when few viewers wait and the
+ * events are small (each wake is a journal entry carrying them), else the count alone (they read the events). Every
+ * waiter waited past the count before the append (a subscription past it is woken at once), so the events after it
+ * are what each needs. `tail` is the last page after the append, which holds the new events when they fit in it.
+ */
+function wakeWith(head: LogHead, count: number, tail: readonly SessionEvent[]): WatchWake {
+  const appended = tail.filter(event => event.seq > head.count)
+  if (head.waiters.length > WAKE_WITH_EVENTS_MAX_WAITERS || appended.length !== count - head.count) return count
+  return JSON.stringify(appended).length <= WAKE_WITH_EVENTS_MAX_CHARS ? { count, events: appended } : count
 }
 
 /**
@@ -255,10 +272,11 @@ const EventLog: EventLogObject = { name: EVENTS_SERVICE }
  * invocation per poll.
  */
 async function wait(ctx: restate.Context, request: WatchRequest): Promise<WatchResult> {
-  const { id, promise } = ctx.awakeable<number>()
+  const { id, promise } = ctx.awakeable<WatchWake>()
   ctx.objectSendClient(EventLog, request.key).subscribe({ awakeableId: id, after: request.after })
   try {
-    return { count: await promise.orTimeout(request.timeoutMs) }
+    const wake = await promise.orTimeout(request.timeoutMs)
+    return typeof wake === 'number' ? { count: wake } : { count: wake.count, events: wake.events }
   } catch (error) {
     if (!(error instanceof restate.TimeoutError)) throw error
     ctx.objectSendClient(EventLog, request.key).unsubscribe({ awakeableId: id })

@@ -48,6 +48,7 @@ describe('a viewer who arrives after the run started', () => {
     const watched = await h().call<WatchResult>('event_watch/wait', { key: KEY, after: 0, timeoutMs: 5_000 })
     expect(model?.requests).toHaveLength(1) // the model call is still held: no later write rang
     expect(watched.body.count).toBeGreaterThan(0) // not the timeout's null
+    expect(watched.body.events?.map(event => event.type)).toEqual(['run:start']) // carried by the wake: no read
     release()
   }, 60_000)
 })

@@ -65,6 +65,18 @@ describe('event log when the doorbell fails', () => {
     expect((await h().call<SyncEventsResult>('events/t1~nc-watched/sync', {})).body).toMatchObject({ count: 3, watched: true })
   })
 
+  it('wakes a parked watch with the events it appended: the viewer reads nothing', async () => {
+    await run('t1~nc-wake', 'hello')
+    const first = await logOnce('t1~nc-wake', all => all.some(event => event.type === 'run:end'))
+    const watching = h().call<WatchResult>('event_watch/wait', { key: 't1~nc-wake', after: first.length, timeoutMs: 20_000 })
+    await waitFor(async () => ((await h().call<SyncEventsResult>('events/t1~nc-wake/sync', {})).body.watched ? true : undefined), 10_000, 'the watch to subscribe')
+    await run('t1~nc-wake', 'hello')
+    const woken = (await watching).body
+    const all = (await h().call<ReadEventsResult>('events/t1~nc-wake/read', { after: 0 })).body.events
+    expect(woken.events?.[0]?.seq).toBe(first.length + 1)
+    expect(woken.events).toEqual(all.slice(first.length, woken.count ?? 0))
+  })
+
   it('appends each event once whatever cursor a rung sync carries: the doorbell\'s cursor is a hint', async () => {
     await run('t1~nc-hint', 'hello')
     const before = await logOnce('t1~nc-hint', all => all.some(event => event.type === 'run:end'))
