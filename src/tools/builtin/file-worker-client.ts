@@ -4,10 +4,12 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ToolError } from '../tool'
 import type { CommandSandbox } from './command-sandbox'
-import type { FileReply, FileRequest } from './file-worker/protocol'
+import type { FileRequest } from './file-worker/protocol'
+import { createFileWorkerPool, FILE_WORKER_IDLE_MS } from './file-worker-pool'
+import type { FileWorkerPool } from './file-worker-pool'
+import { exchange } from './file-worker-process'
 import { createPrivateTempFolder } from './private-temp-folder'
-import { startCommand } from './run-command'
-import type { StartCommandOptions, StartedCommand } from './run-command'
+import type { StartCommandOptions } from './run-command'
 import { toolEnvironment } from './tool-environment'
 
 /** How file-tool calls run: in which sandbox, for which tenant, and their bounds. */
@@ -22,9 +24,23 @@ export interface FileWorkerOptions {
   memoryMb?: number
   /** Disk the workspace may use: writes past it are refused. Default: the sandbox's `workspaceQuotaBytes`, else none. */
   quotaBytes?: number
-  /** Time an idle worker waits for the next call before it exits. Default {@link FILE_WORKER_IDLE_MS}. */
+  /** Time an idle worker waits for the next call before it exits, when no `pool` is given. Default {@link FILE_WORKER_IDLE_MS}. */
   idleMs?: number
-  /** Observes every worker process started, with the process group it leads (tests count and find them this way). */
+  /**
+   * Warm workers shared with other workspaces' clients (the services' composition owns one); a worker serves only
+   * clients with the same start options (sandbox, tenant, `confineTo`, bounds). Default: a pool of this workspace's own.
+   */
+  pool?: FileWorkerPool
+  /**
+   * The folder the worker process is confined to (bound read-write in the sandbox, its working folder): `root` or a
+   * folder above it that holds only workspaces of the same tenant, so one warm worker serves all of them. Paths are
+   * still resolved inside `root`. Default: `root`.
+   */
+  confineTo?: string
+  /**
+   * Observes every worker process started, with the process group it leads (tests count and find them this way), when
+   * no `pool` is given; a shared pool reports its starts to its own `onWorkerStart`.
+   */
   onWorkerStart?: (group: number | undefined) => void
 }
 
@@ -42,14 +58,9 @@ export const FILE_TOOL_TIMEOUT_MS = 20_000
  */
 export const FILE_TOOL_MEMORY_MB = 2048
 
-/** Default time an idle worker waits for the next call of its workspace before it exits. */
-export const FILE_WORKER_IDLE_MS = 5000
-
 const HEAP_MB = 384
-/** Idle workers kept per workspace: a call while they are all busy starts another, which exits after its call. */
+/** Idle workers kept per workspace without a shared pool: a call while they are all busy starts another, which exits after its call. */
 const MAX_IDLE_WORKERS = 1
-const DRAIN_AFTER_EXIT_MS = 1000
-const MAX_REPLY_BYTES = 8 * 1024 * 1024
 const WORKER_SOURCE = fileURLToPath(new URL('./file-worker/', import.meta.url))
 const FROM_SOURCE = import.meta.url.endsWith('.ts')
 let workerMain: string | undefined
@@ -79,46 +90,23 @@ function workerEntry(): string {
 
 /**
  * A {@link FileWorker} for the workspace at `root` (its real path). Calls run in warm worker processes (`node` on the
- * worker's entry, inside `options.sandbox` when given) bound to this workspace and tenant, one call at a time each:
- * an idle worker serves the next call and exits after `idleMs` without one. A call that times out, is aborted, gets
- * no parsable reply or finds its worker dead kills that worker (its whole process group); the next call starts a new
- * one. The services' process itself never opens a workspace path.
+ * worker's entry, inside `options.sandbox` when given, confined to `options.confineTo`, default `root`) of this
+ * tenant, one call at a time each, taken from `options.pool` (else a pool of this workspace's own that keeps one idle
+ * worker for `idleMs`). A call that times out, is aborted, gets no parsable reply or finds its worker dead kills that
+ * worker (its whole process group); the next call gets another. The services' process itself never opens a workspace
+ * path, and the worker resolves every path inside `root`, whatever folder it is confined to.
  */
 export function createFileWorker(root: string, options: FileWorkerOptions = {}): FileWorker {
-  const node = realpathSync(process.execPath)
   const timeoutMs = options.timeoutMs ?? FILE_TOOL_TIMEOUT_MS
   const quotaBytes = options.quotaBytes ?? options.sandbox?.workspaceQuotaBytes
-  const idleMs = options.idleMs ?? FILE_WORKER_IDLE_MS
-  const entry = workerEntry()
-  const command = workerCommand(node, entry, options.memoryMb ?? FILE_TOOL_MEMORY_MB)
-  const wrapOptions = { readOnlyPaths: [node, path.dirname(entry)], ...(options.tenant === undefined ? {} : { tenant: options.tenant }) }
-  const start: StartCommandOptions = { command, cwd: root, env: toolEnvironment(root), ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox, wrapOptions }) }
-  const idle: WarmWorker[] = []
-  const startWorker = (): WarmWorker => {
-    const worker = warmWorker(startCommand(start))
-    options.onWorkerStart?.(worker.process.group)
-    worker.process.onExit(() => {
-      const at = idle.indexOf(worker)
-      if (at >= 0) idle.splice(at, 1)
-    })
-    return worker
-  }
-  const keep = (worker: WarmWorker): void => {
-    if (worker.dead || idle.length >= MAX_IDLE_WORKERS) return worker.process.kill()
-    idle.push(worker)
-    worker.process.keepAlive(false)
-    worker.idleTimer = setTimeout(() => worker.process.kill(), idleMs)
-    worker.idleTimer.unref()
-  }
+  const start = workerStart(root, options)
+  const pool = options.pool ?? createFileWorkerPool({ idleMs: options.idleMs ?? FILE_WORKER_IDLE_MS, maxIdlePerScope: MAX_IDLE_WORKERS, ...(options.onWorkerStart ? { onWorkerStart: options.onWorkerStart } : {}) })
   return async (operation, signal) => {
     if (signal.aborted) throw abortedError()
-    const worker = takeLive(idle) ?? startWorker()
-    clearTimeout(worker.idleTimer)
-    worker.process.keepAlive(true)
+    const worker = await pool.acquire(start, signal)
     const request = JSON.stringify({ ...operation, root, ...(quotaBytes === undefined ? {} : { quotaBytes }) })
     const outcome = await exchange(worker, request, timeoutMs, signal)
-    if (outcome.kind !== 'reply' || outcome.reply.retire === true) worker.process.kill()
-    else keep(worker)
+    pool.release(worker, outcome.kind === 'reply' && outcome.reply.retire !== true)
     if (outcome.kind === 'timeout') throw new ToolError(`The call did not finish within ${timeoutMs / 1000} s and was stopped (a FIFO, a very large tree or a pattern that backtracks without end can cause this).`, 'tool_timeout')
     if (outcome.kind === 'abort') throw abortedError()
     if (outcome.kind !== 'reply') throw new ToolError('The file operation stopped without a result: it ran out of memory or crashed.', 'tool_crashed')
@@ -127,89 +115,16 @@ export function createFileWorker(root: string, options: FileWorkerOptions = {}):
   }
 }
 
-/** The last idle worker still alive, taken out of `idle` (the dead ones found on the way are dropped). */
-function takeLive(idle: WarmWorker[]): WarmWorker | undefined {
-  for (let worker = idle.pop(); worker !== undefined; worker = idle.pop()) if (!worker.dead) return worker
-  return undefined
-}
-
-/** A worker process and what its client knows of it: the reply bytes read so far, whether it has exited. */
-interface WarmWorker {
-  process: StartedCommand
-  dead: boolean
-  /** Bytes of standard output not yet part of a whole reply line. */
-  pending: Buffer[]
-  pendingBytes: number
-  /** Called on new output or on exit, while a call waits. */
-  wake: (() => void) | undefined
-  idleTimer: NodeJS.Timeout | undefined
-}
-
-type Exchange = { kind: 'reply'; reply: FileReply } | { kind: 'timeout' | 'abort' | 'crash' }
-
-function warmWorker(process: StartedCommand): WarmWorker {
-  const worker: WarmWorker = { process, dead: false, pending: [], pendingBytes: 0, wake: undefined, idleTimer: undefined }
-  process.stdout.on('data', (chunk: Buffer) => {
-    worker.pending.push(chunk)
-    worker.pendingBytes += chunk.length
-    worker.wake?.()
-  })
-  // What the worker prints on standard error (a crash's trace) is not the call's result: it is read and dropped.
-  process.stderr.resume()
-  const die = (): void => {
-    if (worker.dead) return
-    worker.dead = true
-    clearTimeout(worker.idleTimer)
-    worker.wake?.()
-  }
-  // Dead once its output has ended, so a reply written just before the exit is still read; the group is killed on
-  // exit, so the pipe closes at once, else it is dropped after a grace time.
-  process.stdout.on('close', die)
-  process.onExit(() => setTimeout(() => {
-    process.stdout.destroy()
-    die()
-  }, DRAIN_AFTER_EXIT_MS).unref())
-  return worker
-}
-
-/** Sends one request line to `worker` and waits for its reply line, its death, the time limit or the abort. */
-function exchange(worker: WarmWorker, request: string, timeoutMs: number, signal: AbortSignal): Promise<Exchange> {
-  return new Promise(resolve => {
-    const finish = (outcome: Exchange): void => {
-      worker.wake = undefined
-      clearTimeout(timer)
-      signal.removeEventListener('abort', onAbort)
-      resolve(outcome)
-    }
-    const timer = setTimeout(() => finish({ kind: 'timeout' }), timeoutMs)
-    const onAbort = (): void => finish({ kind: 'abort' })
-    signal.addEventListener('abort', onAbort, { once: true })
-    worker.wake = () => {
-      const line = takeLine(worker)
-      if (line !== undefined) return finish(replyOutcome(line))
-      if (worker.dead || worker.pendingBytes > MAX_REPLY_BYTES) finish({ kind: 'crash' })
-    }
-    worker.process.stdin.write(`${request}\n`)
-    worker.wake()
-  })
-}
-
-/** The first whole line of `worker`'s output, taken out of its buffer; undefined while none has ended. */
-function takeLine(worker: WarmWorker): string | undefined {
-  const last = worker.pending.at(-1)
-  if (last === undefined || !last.includes(10)) return undefined
-  const output = Buffer.concat(worker.pending)
-  const end = output.indexOf(10)
-  const rest = output.subarray(end + 1)
-  worker.pending = rest.length > 0 ? [rest] : []
-  worker.pendingBytes = rest.length
-  return output.subarray(0, end).toString('utf8')
-}
-
-function replyOutcome(line: string): Exchange {
-  if (Buffer.byteLength(line) > MAX_REPLY_BYTES) return { kind: 'crash' }
-  const reply = parseReply(line)
-  return reply === undefined ? { kind: 'crash' } : { kind: 'reply', reply }
+/** How the workers of workspace `root` start: the Node binary on the worker's entry, in the folder they are confined to. */
+function workerStart(root: string, options: FileWorkerOptions): StartCommandOptions {
+  const confineTo = options.confineTo ?? root
+  const inside = path.relative(confineTo, root)
+  if (inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) throw new ToolError('The workspace is outside the folder its file worker is confined to.', 'invalid_workspace')
+  const node = realpathSync(process.execPath)
+  const entry = workerEntry()
+  const command = workerCommand(node, entry, options.memoryMb ?? FILE_TOOL_MEMORY_MB)
+  const wrapOptions = { readOnlyPaths: [node, path.dirname(entry)], ...(options.tenant === undefined ? {} : { tenant: options.tenant }) }
+  return { command, cwd: confineTo, env: toolEnvironment(confineTo), ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox, wrapOptions }) }
 }
 
 function abortedError(): ToolError {
@@ -219,15 +134,6 @@ function abortedError(): ToolError {
 function workerCommand(node: string, entry: string, memoryMb: number): string {
   const flags = [`--max-old-space-size=${Math.min(HEAP_MB, Math.floor(memoryMb / 2))}`, '--enable-experimental-regexp-engine-on-excessive-backtracks']
   return `ulimit -v ${memoryMb * 1024} 2>/dev/null; exec ${quote(node)} ${flags.join(' ')} ${quote(entry)}`
-}
-
-function parseReply(stdout: string): FileReply | undefined {
-  try {
-    const reply = JSON.parse(stdout) as FileReply
-    return typeof reply === 'object' && reply !== null && typeof reply.ok === 'boolean' ? reply : undefined
-  } catch {
-    return undefined
-  }
 }
 
 function quote(value: string): string {
