@@ -47,7 +47,7 @@ const SPLIT = { handState: 'restate hand-written + session state writes', oursTi
  * from the session's state), and ours with the alternative it was chosen over (a journaled append per turn boundary).
  */
 const CENSUSED = { ours: 'restate', hand: 'restate hand-written', logged: 'restate + event log', turnSends: 'restate + event log by turn sends', safe: 'restate, safe tool' } as const
-/** The other variant with the deployment's event log (and its doorbell): the logged run without the intents. */
+/** The other variant with the deployment's event log (and its doorbell): the logged run with no at-most-once guard of unsafe calls. */
 const RUNG_TOO = 'restate + event log without intents'
 type Censuses = Record<keyof typeof CENSUSED, JournalCensus>
 
@@ -131,12 +131,12 @@ function addSectionTwo(samples: Map<string, number[][]>, census: Censuses, turns
     figureOf(2, 'restate runtime + event log (derived from the session state, as the deployment)', 'ms/turn', summarize(flat(samples, CENSUSED.logged)), { ratio: toHand(CENSUSED.logged) }),
     figureOf(2, 'alternative: event log by a journaled append per turn boundary', 'ms/turn', summarize(flat(samples, CENSUSED.turnSends)), { ratio: toHand(CENSUSED.turnSends) }),
     figureOf(2, 'diagnostic: derived event log without the doorbell (the run\'s journaled sync only)', 'ms/turn', summarize(flat(samples, 'restate + event log without doorbell')), { ratio: toHand('restate + event log without doorbell') }),
-    figureOf(2, 'diagnostic: restate + event log without the intents of unsafe calls (the runtime before them)', 'ms/turn', summarize(flat(samples, RUNG_TOO)), { ratio: toHand(RUNG_TOO) }),
+    figureOf(2, 'diagnostic: restate + event log with no at-most-once guard of unsafe calls (stepIntents: false: no intent, no anchor)', 'ms/turn', summarize(flat(samples, RUNG_TOO)), { ratio: toHand(RUNG_TOO) }),
     figureOf(2, 'restate runtime + event log ÷ restate runtime alone (what the event log adds)', '×', summarize(paired(samples, CENSUSED.logged, CENSUSED.ours, (logged, ours) => logged / ours))),
     figureOf(2, 'alternative ÷ restate runtime alone (what journaled sends per turn boundary add)', '×', summarize(paired(samples, CENSUSED.turnSends, CENSUSED.ours, (sends, ours) => sends / ours))),
     figureOf(2, 'diagnostic: restate, coalesce: true (fewer ctx.date.now)', 'ms/turn', summarize(flat(samples, 'restate coalesce')), { ratio: toHand('restate coalesce') }),
     figureOf(2, 'diagnostic: restate, session in memory (no SetState)', 'ms/turn', summarize(flat(samples, 'restate memory session')), { ratio: toHand('restate memory session') }),
-    figureOf(2, 'diagnostic: restate without the intents of unsafe calls (stepIntents: false)', 'ms/turn', summarize(flat(samples, 'restate without intents')), { ratio: toHand('restate without intents'), note: `the intents cost ${summarize(paired(samples, 'restate', 'restate without intents', (base, variant) => base - variant)).median.toFixed(3)} ms/turn (one unsafe call per turn)` }),
+    figureOf(2, 'diagnostic: restate with no at-most-once guard of unsafe calls (stepIntents: false: no intent, no anchor)', 'ms/turn', summarize(flat(samples, 'restate without intents')), { ratio: toHand('restate without intents'), note: `the guard (anchors; an intent after an approval) costs ${summarize(paired(samples, 'restate', 'restate without intents', (base, variant) => base - variant)).median.toFixed(3)} ms/turn (one unsafe call per turn)` }),
     single(2, 'journal entries per turn: ours', 'entries', perTurnOf('ours'), { ratio: { value: census.ours.entries / census.hand.entries, to: 'hand-written' } }),
     single(2, 'journal entries per turn: ours + event log', 'entries', perTurnOf('logged'), { ratio: { value: census.logged.entries / census.hand.entries, to: 'hand-written' }, note: `${(perTurnOf('logged') - perTurnOf('ours')).toFixed(2)} over ours` }),
     single(2, 'journal entries per turn: ours + event log by turn sends (alternative)', 'entries', perTurnOf('turnSends'), { ratio: { value: census.turnSends.entries / census.hand.entries, to: 'hand-written' }, note: `${(perTurnOf('turnSends') - perTurnOf('ours')).toFixed(2)} over ours` }),
