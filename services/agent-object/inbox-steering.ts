@@ -1,33 +1,73 @@
 import * as restate from '@restatedev/restate-sdk'
+import type { RequestInteraction, ToolDef } from 'zidane'
 import type { SteeringInbox } from 'zidane/durable'
+import type { StepWatcher } from 'zidane/restate'
 import { INBOX_SERVICE } from '../../contract/session'
 import type { InboxObject } from '../inbox/inbox-object'
 
 const Inbox: InboxObject = { name: INBOX_SERVICE }
 
+/** The run's steering inbox, and the watcher its runtime hands every step to (`watchSteps`). */
+export interface RunSteering extends SteeringInbox {
+  /** Joins a step with the armed signal: register it with `watchSteps` on the run's runtime. */
+  readonly watchStep: StepWatcher
+  /** The run's tools, those that journal themselves (and wait outside any step) told apart for the check. */
+  watchTools(tools: readonly ToolDef[]): ToolDef[]
+  /** The run's approval requests, told apart for the check as the self-journaling tools are. */
+  watchInteraction(request: RequestInteraction): RequestInteraction
+}
+
 /**
  * The run's steering inbox on Restate. A call to the inbox object at every turn boundary would cost a whole
  * invocation per turn, so the run arms a signal instead: an awakeable it hands to `inbox/<key>/watch` (one-way), which
- * the inbox resolves when a message is waiting or arrives. At each boundary the run checks the signal without waiting
- * (raced against a zero sleep) and only when it fired calls `inbox/<key>/take`, then arms a new one at the next
- * boundary. Every step of this is a journaled context call made outside any step, so a replay takes the same path.
- * A signal is checked from the boundary after the one that armed it: checked at once, it loses the race to the zero
- * sleep all but always (the inbox's `watch` must run first), so that check would cost a sleep in the journal of every
- * run for nothing; a message it would have caught joins the run at its next boundary, or runs as the next `deliver`.
+ * the inbox resolves when a message is waiting or arrives. While the signal is armed, each step the run awaits is
+ * awaited together with it, in one combinator (`watchStep`): a race of the signal against the step, joined with the
+ * step. The shared core takes notifications in journal order and only as far as an await needs, so the signal wins
+ * exactly when its completion is journaled before the step's (or was already taken up by an earlier await): the
+ * journal decides, on every replay alike, and the check journals nothing. At the next boundary, `take` calls
+ * `inbox/<key>/take` only when the signal fired, then arms a new one at the boundary after.
+ *
+ * A turn that waited outside any step (a question, an approval, a sub-agent: `journal: 'self'`) may end with no step
+ * after the wait, so a message that arrived during it would be seen a turn late: after such a turn the boundary still
+ * races the signal against a zero sleep (two entries). Racing it against a step that already completed instead does
+ * not work: the SDK's combinator settles with the completed step before it has looked at the signal
+ * (`docs/design/steering-inbox.md`).
  */
-export function inboxSteering(ctx: restate.ObjectContext): SteeringInbox {
-  let signal: restate.RestatePromise<boolean> | undefined
+export function inboxSteering(ctx: restate.ObjectContext): RunSteering {
+  let signal: restate.RestatePromise<null> | undefined
+  let fired = false
+  // Set by a wait outside any step since the last boundary: the code path sets it, the same on every replay.
+  let waitedOutsideSteps = false
+  const marked = <A extends unknown[], R>(call: (...args: A) => R) => (...args: A): R => {
+    waitedOutsideSteps = true
+    return call(...args)
+  }
+  const watchStep = <T>(step: Promise<T>): Promise<T> => {
+    if (!signal || fired || !restate.isRestatePromise(step)) return step
+    const first = restate.RestatePromise.race([signal.map(() => true), step.map(() => false)])
+    return restate.RestatePromise.all([first, step]).map((values, failure) => {
+      if (failure !== undefined || values === undefined) throw failure ?? new restate.TerminalError('steering: a watched step settled without a value')
+      if (values[0]) fired = true
+      return values[1]
+    })
+  }
   return {
+    watchStep,
+    watchTools: tools => tools.map(tool => (tool.journal === 'self' ? { ...tool, execute: marked(tool.execute.bind(tool)) } : tool)),
+    watchInteraction: request => Object.assign(marked(request), request.journal ? { journal: request.journal } : {}),
     take: async () => {
+      const waited = waitedOutsideSteps
+      waitedOutsideSteps = false
       if (!signal) {
         const awakeable = ctx.awakeable<null>()
         ctx.objectSendClient(Inbox, ctx.key).watch({ awakeableId: awakeable.id })
-        signal = awakeable.promise.map(() => true)
+        signal = awakeable.promise
         return []
       }
-      const fired = await restate.RestatePromise.race([signal, ctx.sleep(0).map(() => false)])
+      if (!fired && waited) fired = await restate.RestatePromise.race([signal.map(() => true), ctx.sleep(0).map(() => false)])
       if (!fired) return []
       signal = undefined
+      fired = false
       return (await ctx.objectClient(Inbox, ctx.key).take({})).map(message => ({ id: message.id, text: message.text }))
     },
   }

@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
-import { isRestateCancellation } from 'zidane/restate'
+import { isRestateCancellation, watchSteps } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import { demoTools } from '../demo-tools'
 import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../../contract/session'
@@ -124,13 +124,18 @@ async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: Se
   // A server's request for input waits as a question, as ask_user's do.
   const askUser: AskUser = (question, toolCtx) => parkQuestion(ctx, 'ask_user', question, undefined, toolCtx, settings.questionTimeoutMs, questions)
   const mcpTools = await mcpRunTools(ctx, deps.mcp, settings, tenantOfSessionKey(ctx.key), root, askUser)
+  // Each step is awaited with the steering signal: the check at a boundary journals nothing of its own.
+  const steering = inboxSteering(ctx)
+  watchSteps(durable, steering.watchStep)
+  const approvals = approvalOptions(ctx, request, start, events)
   const agent = createAgent({
     provider: deps.provider,
-    tools: [...runTools(deps, ctx, start, spawn), ...mcpTools],
+    tools: steering.watchTools([...runTools(deps, ctx, start, spawn), ...mcpTools]),
     durable,
     session,
-    ...approvalOptions(ctx, request, start, events),
-    steering: inboxSteering(ctx),
+    ...approvals,
+    ...(approvals.requestInteraction ? { requestInteraction: steering.watchInteraction(approvals.requestInteraction) } : {}),
+    steering,
     behavior: { ...(settings.approvalTimeoutMs ? { approvalTimeoutMs: settings.approvalTimeoutMs } : {}), compactStrategy: 'tail', compactBudgetTokens: settings.compactBudgetTokens, ...agentOutputs(deps, root, ctx.key), maxTurns: request.maxTurns ?? settings.maxTurns, ...(settings.maxCostUsd ? { maxCostUsd: settings.maxCostUsd } : {}) },
   })
   publishAgentDeltas(agent, { sessionKey: ctx.key }, deps.liveHub)

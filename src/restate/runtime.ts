@@ -130,6 +130,25 @@ export function onRuntimeCancelled(runtime: DurableRuntime, listener: (error: un
   return () => { listeners.delete(listener) }
 }
 
+/**
+ * Sees the Restate promise of each step a runtime issues, before anyone awaits it, and returns the promise handed out
+ * in its place, which must settle as the step does. The deployment's steering check rides on it: it joins the step
+ * with the inbox's signal in one combinator, so whether the signal fired before the step completed is decided by the
+ * journal's order, not by a timer of its own (`services/agent-object/inbox-steering.ts`).
+ */
+export type StepWatcher = <T>(step: Promise<T>) => Promise<T>
+
+const stepWatchers = new WeakMap<DurableRuntime, { watcher?: StepWatcher }>()
+
+/**
+ * Hands `watcher` the run promise of every step the Restate runtime `runtime` issues from now on (intents excluded).
+ * Register it before the agent runs; a runtime `restateRuntime` did not build ignores it.
+ */
+export function watchSteps(runtime: DurableRuntime, watcher: StepWatcher): void {
+  const watching = stepWatchers.get(runtime)
+  if (watching) watching.watcher = watcher
+}
+
 /** Tells the listeners of `runtime` that `error` ended its invocation, when it is a Restate cancellation. */
 export function notifyRuntimeCancelled(runtime: DurableRuntime, error: unknown): void {
   if (!isRestateCancellation(error)) return
@@ -149,13 +168,14 @@ export function restateRuntime(rawCtx: RestateContextLike, options: RestateRunti
   const ctx = guardContext(rawCtx)
   const idSeed = options.idSeed ?? ctx.rand.uuidv4()
   const clock = buildClock(ctx, options.coalesce)
+  const watching: { watcher?: StepWatcher } = {}
   let uuidCounter = 0
   const runtime: DurableRuntime = {
     kind: 'restate',
     durable: true,
     stores: buildStores(ctx, options, clock),
     defaults: { maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES, deferSafeCalls: options.deferSafeCalls ?? true },
-    step: createStepper(ctx, options),
+    step: createStepper(ctx, options, watching),
     now: () => clock.now(),
     uuid: () => {
       assertOutsideStep('runtime.uuid()')
@@ -170,6 +190,7 @@ export function restateRuntime(rawCtx: RestateContextLike, options: RestateRunti
     // A context call from inside a step is a bug in the caller's code: it fails the run instead of becoming a tool result.
     isControlError: error => isRestateControlError(error) || isContextInStepError(error),
   }
+  stepWatchers.set(runtime, watching)
   return runtime
 }
 
@@ -204,7 +225,7 @@ function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, cl
  * An at-most-once step learns it from its intent instead (see `createIntentGate`). Without combinators each step
  * waits for the previous one, so at most one journaled await is pending.
  */
-function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions): DurableRuntime['step'] {
+function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions, watching: { watcher?: StepWatcher }): DurableRuntime['step'] {
   const intents = options.stepIntents === false ? undefined : createIntentGate(ctx, options.stepObserver)
   const anchors = options.stepIntents === false ? undefined : createStepAnchors(ctx, options.stepObserver)
   const issue = <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions): Promise<T> => {
@@ -223,11 +244,11 @@ function createStepper(ctx: RestateContextLike, options: RestateRuntimeOptions):
       if (after) {
         // An attempt that has ended issues nothing: a later attempt may already rely on its stop.
         if (anchors.ended) return new Promise<T>(() => undefined)
-        return issueRun(ctx, options, key, execute, runOptions, processing ? () => anchors.mayHaveStarted(after) : () => true, tracking)
+        return issueRun(ctx, options, watching, key, execute, runOptions, processing ? () => anchors.mayHaveStarted(after) : () => true, tracking)
       }
-      return intents(key, resumed => issueRun(ctx, options, key, execute, runOptions, resumed, tracking))
+      return intents(key, resumed => issueRun(ctx, options, watching, key, execute, runOptions, resumed, tracking))
     }
-    return issueRun(ctx, options, key, execute, runOptions, () => !processing, tracking)
+    return issueRun(ctx, options, watching, key, execute, runOptions, () => !processing, tracking)
   }
   if (options.promises) return issue
   let tail: Promise<unknown> = Promise.resolve()
@@ -252,13 +273,13 @@ function isProcessing(ctx: RestateContextLike): boolean {
  * Issues one step as a `ctx.run` whose closure reads `resumed()` (after the crash guard), telling the step observer
  * when its code runs and when its result is acknowledged.
  */
-function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, resumed: () => boolean | Promise<boolean>, tracking?: { anchors: StepAnchors; settled: () => void }): Promise<T> {
+function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, watching: { watcher?: StepWatcher }, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, runOptions: RestateRunOptions, resumed: () => boolean | Promise<boolean>, tracking?: { anchors: StepAnchors; settled: () => void }): Promise<T> {
   const invocationId = options.crashGuard ? ctx.request?.().id : undefined
   const guard = invocationId === undefined || !options.crashGuard ? undefined : { ...options.crashGuard, invocationId }
   let acknowledged: (() => void) | undefined
   // Forgotten only after a closure this attempt ran: a step replayed from the journal left no count behind.
   let ran = false
-  const result = ctx.run(key.name, async () => runInStep(key.name, async () => {
+  const run = ctx.run(key.name, async () => runInStep(key.name, async () => {
     ran = true
     tracking?.anchors.ran(key.name)
     // The guard first: a step it refuses does not run, so the replay is not over either.
@@ -274,6 +295,7 @@ function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, ke
       acknowledged = options.stepObserver?.ended(key.name)
     }
   }), runOptions)
+  const result = watching.watcher ? watching.watcher(run) : run
   // An earlier attempt's stop mark names this step: the journaled value tells whether that attempt's result is the one kept.
   const watched = tracking?.anchors.watches(key.name) === true
   if (!guard && !options.stepObserver && !watched) return result
