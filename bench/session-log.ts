@@ -9,6 +9,7 @@ import { loadStackConfig } from '../scripts/stack/stack-config'
 import { openSseViewer } from '../support/sse-client'
 import type { SseViewer } from '../support/sse-client'
 import { interleave } from './lib/interleave'
+import { measureDeploymentAgainstLibrary } from './deployment-against-library'
 import { measureOneTurnRun } from './one-turn-run'
 import type { OneTurnStack } from './one-turn-run'
 import { startKeptStack } from './lib/kept-stack'
@@ -390,6 +391,7 @@ export async function measureSessionLog(options: BenchOptions, report: Report): 
     const started = stack
     const { warmupRounds, rounds } = options.sessionLog
     await timed('one-turn run', () => measureOneTurnRun(oneTurnStackOf(started), SECTION, { warmup: warmupRounds, measured: 3 * rounds }, report))
+    await timed('deployment against library', () => measureDeploymentAgainstLibrary(started, tenantOf(API_KEY), SECTION, { warmup: warmupRounds, measured: rounds }, report))
     await timed('run start', () => measureRunStart(started, options, report))
     await timed('header', () => measureHeaderGrowth(started, options, report))
     await timed('idle viewers', () => measureIdleViewers(started, options, report))
