@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import type * as restate from '@restatedev/restate-sdk'
 import { createFileCrashLog } from 'zidane/restate'
 import type { RestateRuntimeOptions } from 'zidane/restate'
+import type { FileWorkerPool, FileWorkerPoolOptions } from 'zidane/tools'
 import { admissionObject } from './admission/admission-object'
 import type { AgentDeps } from './agent-deps'
 import { sessionObject } from './agent-object/session-object'
@@ -19,6 +20,7 @@ import { resumerObject } from './resumer/resumer-object'
 import { sessionIndexObject } from './session-index/session-index-object'
 import type { ShellStatus } from './shell-policy'
 import { createToolOffer } from './tool-selection'
+import { createServicesFileWorkers, withFileWorkers } from './workspace-workers'
 import { modelProvider } from './model-providers'
 import { createMcpOffer } from './mcp-servers'
 import { createOtlpTracing } from './telemetry/otlp-tracing'
@@ -39,6 +41,8 @@ export interface ServicesOptions {
   session?: SessionObjectOptions
   /** Where the agent runs' spans go instead of the OTLP exporter the environment names (a test's). */
   tracing?: Tracing
+  /** Bounds of the file tools' shared warm workers over `SERVICES_FILE_WORKERS`, and a test's probe of their starts. */
+  fileWorkers?: FileWorkerPoolOptions
 }
 
 /** The services one process serves, and what its entry needs besides them. */
@@ -53,15 +57,21 @@ export interface Services {
   mcpServers: string[]
   /** The traces' exporter, when `OTEL_EXPORTER_OTLP_ENDPOINT` (or a test) gives one: flushed at shutdown. */
   tracing: Tracing | undefined
+  /**
+   * The file tools' warm workers, shared by the runs of each tenant's folder. Their processes are running commands,
+   * so `stopRunningCommands` at shutdown kills them; `close` also fails the calls still waiting for one.
+   */
+  fileWorkers: FileWorkerPool
 }
 
 /**
  * Builds every handler of the services from `config` and `options`, with their dependencies (the model, the live
- * hub, the event doorbell, the crash guard, the tool offer) made once here: the one composition root. It reads no
+ * hub, the event doorbell, the crash guard, the tool offer and its warm file workers) made once here: the one composition root. It reads no
  * environment of its own and serves nothing (`services/endpoint.ts` does).
  */
 export function createServices(config: ServicesConfig, options: ServicesOptions): Services {
-  const tools = createToolOffer(options.env)
+  const fileWorkers = createServicesFileWorkers(options.fileWorkers)
+  const tools = withFileWorkers(createToolOffer(options.env), fileWorkers, config.workspaceRoot)
   const tracing = options.tracing ?? otlpTracing(options.env)
   const deps: AgentDeps = {
     config,
@@ -78,7 +88,7 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
   const others = [resumerObject, inboxObject, eventLogObject, eventWatchService, admissionObject, liveReplicasObject({ token: options.liveToken }), sessionIndexObject({ retentionMs: config.sessionRetentionMs })]
   const definitions = [...agents, ...others] as restate.ServiceDefinition<string, unknown>[]
   const mcpServers = deps.mcp.servers.map(server => `${server.name} (${server.transport}${server.tenants ? `, ${server.tenants.length} tenants` : ''})`)
-  return { definitions, liveHub: deps.liveHub, doorbell: deps.doorbell, shell: tools.shell.status, mcpServers, tracing }
+  return { definitions, liveHub: deps.liveHub, doorbell: deps.doorbell, shell: tools.shell.status, mcpServers, tracing, fileWorkers }
 }
 
 /** The OTLP exporter of the agent runs' spans, when the environment names an endpoint (docs/traces.md); else none, at no cost. */

@@ -99,7 +99,7 @@ function workerEntry(): string {
 export function createFileWorker(root: string, options: FileWorkerOptions = {}): FileWorker {
   const timeoutMs = options.timeoutMs ?? FILE_TOOL_TIMEOUT_MS
   const quotaBytes = options.quotaBytes ?? options.sandbox?.workspaceQuotaBytes
-  const start = workerStart(root, options)
+  const start = fileWorkerStart(root, options)
   const pool = options.pool ?? createFileWorkerPool({ idleMs: options.idleMs ?? FILE_WORKER_IDLE_MS, maxIdlePerScope: MAX_IDLE_WORKERS, ...(options.onWorkerStart ? { onWorkerStart: options.onWorkerStart } : {}) })
   return async (operation, signal) => {
     if (signal.aborted) throw abortedError()
@@ -115,8 +115,12 @@ export function createFileWorker(root: string, options: FileWorkerOptions = {}):
   }
 }
 
-/** How the workers of workspace `root` start: the Node binary on the worker's entry, in the folder they are confined to. */
-function workerStart(root: string, options: FileWorkerOptions): StartCommandOptions {
+/**
+ * How the workers of workspace `root` start (what a pool keys them by): the Node binary on the worker's entry, in the
+ * folder they are confined to (`options.confineTo`, default `root`); throws `ToolError` `invalid_workspace` when
+ * `root` is outside that folder.
+ */
+export function fileWorkerStart(root: string, options: FileWorkerOptions): StartCommandOptions {
   const confineTo = options.confineTo ?? root
   const inside = path.relative(confineTo, root)
   if (inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) throw new ToolError('The workspace is outside the folder its file worker is confined to.', 'invalid_workspace')
@@ -124,7 +128,8 @@ function workerStart(root: string, options: FileWorkerOptions): StartCommandOpti
   const entry = workerEntry()
   const command = workerCommand(node, entry, options.memoryMb ?? FILE_TOOL_MEMORY_MB)
   const wrapOptions = { readOnlyPaths: [node, path.dirname(entry)], ...(options.tenant === undefined ? {} : { tenant: options.tenant }) }
-  return { command, cwd: confineTo, env: toolEnvironment(confineTo), ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox, wrapOptions }) }
+  // The tenant is part of the start options even without a sandbox, so no pool hands this worker to another tenant.
+  return { command, cwd: confineTo, env: toolEnvironment(confineTo), wrapOptions, ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }) }
 }
 
 function abortedError(): ToolError {

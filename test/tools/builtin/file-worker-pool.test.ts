@@ -1,0 +1,160 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterEach, describe, expect, it } from 'vitest'
+import { bubblewrapSandbox, isSandboxUsable } from '../../../src/tools/builtin/command-sandbox'
+import type { CommandSandbox } from '../../../src/tools/builtin/command-sandbox'
+import { createFileWorker, fileWorkerStart } from '../../../src/tools/builtin/file-worker-client'
+import type { FileWorker, FileWorkerOptions } from '../../../src/tools/builtin/file-worker-client'
+import { createFileWorkerPool } from '../../../src/tools/builtin/file-worker-pool'
+import type { FileWorkerPool, FileWorkerPoolOptions } from '../../../src/tools/builtin/file-worker-pool'
+import { exchange } from '../../../src/tools/builtin/file-worker-process'
+import { groupHasProcesses } from '../../../src/tools/builtin/run-command'
+import { useSandbox } from './tool-context'
+
+const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
+const modes: Array<[string, CommandSandbox | undefined]> = [['without a sandbox', undefined]]
+if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition() && Date.now() < deadline) await sleep(25)
+  return condition()
+}
+
+const signal = (): AbortSignal => new AbortController().signal
+
+describe.each(modes)('a shared file worker pool, %s', (_mode, sandbox) => {
+  const folders = useSandbox()
+  const started: Array<number | undefined> = []
+  let pool: FileWorkerPool | undefined
+  const usePool = (options: FileWorkerPoolOptions = {}): FileWorkerPool => {
+    started.length = 0
+    pool = createFileWorkerPool({ onWorkerStart: group => started.push(group), ...options })
+    return pool
+  }
+  afterEach(() => pool?.close())
+  const shared = (): FileWorkerPool => {
+    if (pool === undefined) throw new Error('no pool')
+    return pool
+  }
+  /** A session workspace `<root>/<tenant>/<session>`, its worker confined to the tenant's folder. */
+  const session = async (tenant: string, name: string, options: FileWorkerOptions = {}): Promise<{ run: FileWorker; root: string }> => {
+    const root = path.join(folders.root, tenant, name)
+    await mkdir(root, { recursive: true })
+    const run = createFileWorker(root, { ...(sandbox ? { sandbox } : {}), tenant, confineTo: path.join(folders.root, tenant), pool: shared(), ...options })
+    return { run, root }
+  }
+
+  it('serves the calls of two workspaces of one tenant from one worker process', async () => {
+    usePool()
+    const first = await session('acme', 's1')
+    const second = await session('acme', 's2')
+    await first.run({ op: 'write', path: 'a.txt', content: 'first\n' }, signal())
+    await second.run({ op: 'write', path: 'a.txt', content: 'second\n' }, signal())
+    expect(started).toHaveLength(1)
+    expect(groupHasProcesses(started[0])).toBe(true)
+    // Each call still works in its own workspace.
+    expect(await readFile(path.join(first.root, 'a.txt'), 'utf8')).toBe('first\n')
+    expect(await readFile(path.join(second.root, 'a.txt'), 'utf8')).toBe('second\n')
+    expect(await second.run({ op: 'read', path: '../s1/a.txt', offset: 1, limit: 10 }, signal()).catch((error: { code: string }) => error.code)).toBe('path_outside_workspace')
+  }, 30_000)
+
+  it('never hands a worker of one tenant to a workspace of another', async () => {
+    usePool()
+    const acme = await session('acme', 's1')
+    const other = await session('globex', 's1')
+    await acme.run({ op: 'list', path: '.' }, signal())
+    await other.run({ op: 'list', path: '.' }, signal())
+    expect(started).toHaveLength(2)
+    expect(started[1]).not.toBe(started[0])
+    // The same folder under another tenant's name (its cgroup limits) is another worker too.
+    const impostor = createFileWorker(acme.root, { ...(sandbox ? { sandbox } : {}), tenant: 'globex', confineTo: path.join(folders.root, 'acme'), pool: shared() })
+    await impostor({ op: 'list', path: '.' }, signal())
+    expect(started).toHaveLength(3)
+  }, 30_000)
+
+  it('refuses a workspace outside the folder its worker would be confined to', async () => {
+    usePool()
+    const stray = (): FileWorker => createFileWorker(path.join(folders.root, 'globex', 's1'), { ...(sandbox ? { sandbox } : {}), tenant: 'acme', confineTo: path.join(folders.root, 'acme'), pool: shared() })
+    expect(stray).toThrow(expect.objectContaining({ code: 'invalid_workspace' }) as Error)
+    expect(started).toHaveLength(0)
+  }, 30_000)
+
+  it('kills a worker idle past its idle time', async () => {
+    const workers = usePool({ idleMs: 300 })
+    const { run } = await session('acme', 's1')
+    await run({ op: 'list', path: '.' }, signal())
+    expect(await until(() => !groupHasProcesses(started[0]), 5000)).toBe(true)
+    expect(workers.liveWorkers()).toBe(0)
+    await run({ op: 'list', path: '.' }, signal())
+    expect(started).toHaveLength(2)
+  }, 30_000)
+
+  it('keeps the live workers of a tenant within its cap, its calls waiting for one', async () => {
+    const workers = usePool({ maxWorkersPerScope: 2 })
+    const sessions = await Promise.all(['s1', 's2', 's3', 's4', 's5', 's6'].map(name => session('acme', name)))
+    let most = 0
+    const calls = sessions.flatMap(({ run }) => [1, 2, 3].map(async index => {
+      const written = await run({ op: 'write', path: `f${index}.txt`, content: `${index}\n` }, signal())
+      most = Math.max(most, workers.liveWorkers())
+      return written
+    }))
+    expect(await Promise.all(calls)).toHaveLength(18)
+    expect(started.length).toBeLessThanOrEqual(2)
+    expect(most).toBeLessThanOrEqual(2)
+  }, 60_000)
+
+  it('makes room under its cap by killing an idle worker of another tenant, never exceeding it', async () => {
+    const workers = usePool({ maxWorkers: 1 })
+    const acme = await session('acme', 's1')
+    const globex = await session('globex', 's1')
+    await acme.run({ op: 'list', path: '.' }, signal())
+    await globex.run({ op: 'list', path: '.' }, signal())
+    expect(started).toHaveLength(2)
+    expect(workers.liveWorkers()).toBe(1)
+    expect(await until(() => !groupHasProcesses(started[0]), 3000)).toBe(true)
+  }, 30_000)
+
+  it('fails a call waiting for a worker when it is aborted', async () => {
+    usePool({ maxWorkersPerScope: 1 })
+    const { run } = await session('acme', 's1')
+    await writeFile(path.join(folders.root, 'acme', 's1', 'a.txt'), `${'a'.repeat(40)}b\n`)
+    const slow = run({ op: 'grep', path: '.', pattern: '^(a+)+\\1$' }, signal()).catch((error: { code: string }) => error.code)
+    const controller = new AbortController()
+    const waiting = run({ op: 'list', path: '.' }, controller.signal)
+    setTimeout(() => controller.abort(), 300)
+    await expect(waiting).rejects.toMatchObject({ code: 'aborted' })
+    pool?.close()
+    expect(await slow).toBe('tool_crashed')
+  }, 30_000)
+})
+
+if (isSandboxUsable(bwrap, '/tmp')) {
+  describe('a tenant\'s shared worker in the bubblewrap sandbox', () => {
+    const folders = useSandbox()
+
+    it('cannot reach another tenant\'s folder, even when a request names it as its root', async () => {
+      const pool = createFileWorkerPool()
+      try {
+        const acme = path.join(folders.root, 'acme', 's1')
+        const globex = path.join(folders.root, 'globex', 's1')
+        await mkdir(acme, { recursive: true })
+        await mkdir(globex, { recursive: true })
+        await writeFile(path.join(globex, 'secret.txt'), 'globex canary\n')
+        const options = { sandbox: bwrap, tenant: 'acme', confineTo: path.join(folders.root, 'acme'), pool }
+        await createFileWorker(acme, options)({ op: 'list', path: '.' }, signal())
+        // The warm worker of acme's folder, asked directly (as a compromised client would) for globex's workspace.
+        const worker = await pool.acquire(fileWorkerStart(acme, options), signal())
+        expect(pool.liveWorkers()).toBe(1)
+        const read = await exchange(worker, JSON.stringify({ op: 'read', root: globex, path: 'secret.txt', offset: 1, limit: 10 }), 10_000, signal())
+        pool.release(worker, false)
+        expect(read.kind).toBe('reply')
+        expect(JSON.stringify(read)).not.toContain('globex canary')
+        expect(read).toMatchObject({ reply: { ok: false } })
+      } finally {
+        pool.close()
+      }
+    }, 30_000)
+  })
+}
