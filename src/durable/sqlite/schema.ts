@@ -1,7 +1,8 @@
 /**
  * The file's schema, one migration per version. Migrations are permanent: never edit a released one, append a new
  * one. Version 1 is the first layout; version 2 added process owners (lease and pid fencing), steering messages and
- * awakeable timeouts.
+ * awakeable timeouts; version 3 keys steps by `(run_id, name)` and turns by a file-wide rowid, so a step or a turn
+ * touches two b-trees instead of three (fewer WAL pages per commit, see docs/design/sqlite-commits.md).
  */
 export const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE steps (name TEXT PRIMARY KEY, run_id TEXT NOT NULL, value TEXT NOT NULL);
@@ -22,6 +23,14 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    CREATE TABLE steering (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, text TEXT NOT NULL, created_at INTEGER NOT NULL, run_id TEXT);
    CREATE INDEX steering_session ON steering(session_id, run_id);
    ALTER TABLE awakeables ADD COLUMN timed_out INTEGER NOT NULL DEFAULT 0;`,
+  `CREATE TABLE steps_v3 (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, UNIQUE (run_id, name));
+   INSERT INTO steps_v3 (run_id, name, value) SELECT run_id, name, value FROM steps ORDER BY rowid;
+   DROP TABLE steps;
+   ALTER TABLE steps_v3 RENAME TO steps;
+   CREATE TABLE turns_v3 (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, turn_id TEXT NOT NULL, turn TEXT NOT NULL, UNIQUE (session_id, turn_id));
+   INSERT INTO turns_v3 (session_id, turn_id, turn) SELECT session_id, turn_id, turn FROM turns ORDER BY session_id, seq;
+   DROP TABLE turns;
+   ALTER TABLE turns_v3 RENAME TO turns;`,
 ]
 
 /** The schema version this build writes: files at a lower version are migrated on open, higher versions are refused. */

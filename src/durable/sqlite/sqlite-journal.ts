@@ -1,6 +1,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite'
 import { hostname, uptime } from 'node:os'
 import { DurableError, RunTakenOverError } from '../../errors/zidane-error'
+import { FileVersion } from './file-version'
 import { toDurableError } from './open-database'
 import { StartLog, startLogPath } from './start-log'
 import { isProcessAlive } from '../process-alive'
@@ -66,6 +67,14 @@ export class SqliteJournal {
    * commit for the run, an unrecorded at-most-once step may have run in the window the crash lost, so it is resumed.
    */
   private readonly afterOsCrash = new Set<string>()
+  /**
+   * Claimed roots that had no row and no step in the file when claimed, each with the steps this runtime recorded
+   * since: any other step of theirs is not in the file, so its lookup costs no query.
+   */
+  private readonly freshRuns = new Map<string, Set<string>>()
+  /** Run ownership and session fencing read from the file, kept until another connection commits. */
+  readonly fileVersion = new FileVersion(() => (this.sql('PRAGMA data_version').get() as { data_version: number }).data_version)
+  private inTransaction = false
 
   constructor(readonly db: DatabaseSync, readonly settings: JournalSettings) {
     this.startLog = new StartLog(startLogPath(settings.path, this.owner))
@@ -99,23 +108,27 @@ export class SqliteJournal {
     this.setSync(durable ? this.settings.synchronous : 'NORMAL')
     this.buffer = []
     try {
-      this.db.exec('BEGIN IMMEDIATE')
+      this.sql('BEGIN IMMEDIATE').run()
     } catch (error) {
       this.buffer = [...pending, ...this.buffer]
       throw toDurableError(error, this.settings.path)
     }
+    this.inTransaction = true
     try {
+      this.fileVersion.refresh()
       this.applyPending(pending)
       const result = body()
-      this.db.exec('COMMIT')
+      this.sql('COMMIT').run()
       this.unsyncedSteps = durable ? false : this.unsyncedSteps || carriesSteps
       this.settings.onCommit?.(durable ? 'durable' : 'light')
       for (const write of pending) this.afterCommit(write)
       return result
     } catch (error) {
-      this.db.exec('ROLLBACK')
+      this.sql('ROLLBACK').run()
       this.buffer = [...pending, ...this.buffer]
       throw error instanceof Error && 'errcode' in error ? toDurableError(error, this.settings.path) : error
+    } finally {
+      this.inTransaction = false
     }
   }
 
@@ -133,19 +146,28 @@ export class SqliteJournal {
     this.assertOpen()
     this.bufferedSteps.set(name, { root, json })
     const apply = (): void => {
-      const row = this.sql('SELECT owner FROM runs WHERE run_id = ?').get(root) as { owner: string } | undefined
-      if (row && row.owner !== this.owner) return
-      this.sql('INSERT OR REPLACE INTO steps (name, run_id, value) VALUES (?, ?, ?)').run(name, root, json)
-      if (this.mayHaveStartRows(root)) this.sql('DELETE FROM step_starts WHERE name = ?').run(name)
+      if (this.holdsRun(root)) this.writeStep(root, name, json)
     }
     this.buffer.push({ sessionId: undefined, apply, step: name, committed })
   }
 
-  /** The recorded result of step `name` (JSON), from the buffer of folded results or from the file. */
-  recordedStep(name: string): string | undefined {
+  /** Writes the result of step `name` of root run `root` (inside a transaction) and drops its earlier start row. */
+  writeStep(root: string, name: string, json: string): void {
+    this.freshRuns.get(root)?.add(name)
+    this.sql('INSERT OR REPLACE INTO steps (run_id, name, value) VALUES (?, ?, ?)').run(root, name, json)
+    if (this.mayHaveStartRows(root)) this.sql('DELETE FROM step_starts WHERE name = ?').run(name)
+  }
+
+  /**
+   * The recorded result of step `name` of root run `root` (JSON), from the buffer of folded results or from the
+   * file; no query for a step of a fresh run that this runtime has not recorded.
+   */
+  recordedStep(root: string, name: string): string | undefined {
     const buffered = this.bufferedSteps.get(name)
     if (buffered !== undefined) return buffered.json
-    return (this.sql('SELECT value FROM steps WHERE name = ?').get(name) as { value: string } | undefined)?.value
+    const fresh = this.freshRuns.get(root)
+    if (fresh !== undefined && !fresh.has(name)) return undefined
+    return (this.sql('SELECT value FROM steps WHERE run_id = ? AND name = ?').get(root, name) as { value: string } | undefined)?.value
   }
 
   /** Whether folded step results of root run `root` wait in the buffer. */
@@ -168,19 +190,34 @@ export class SqliteJournal {
   assertOwnerOf(runId: string): void {
     this.assertOpen()
     const root = rootRunId(runId)
-    const row = this.sql('SELECT owner, session_id FROM runs WHERE run_id = ?').get(root) as { owner: string; session_id: string } | undefined
-    if (row && row.owner !== this.owner) {
-      this.fencedSessions.add(row.session_id)
-      throw new RunTakenOverError(root)
-    }
+    if (!this.inTransaction) this.fileVersion.refresh()
+    if (this.holdsRun(root)) return
+    const row = this.sql('SELECT session_id FROM runs WHERE run_id = ?').get(root) as { session_id: string }
+    this.fencedSessions.add(row.session_id)
+    throw new RunTakenOverError(root)
+  }
+
+  /**
+   * Whether no other owner holds root run `root` (no row, or ours), as of the last `fileVersion.refresh()`: one query
+   * the first time, none after until another connection commits.
+   */
+  private holdsRun(root: string): boolean {
+    const fact = `run:${root}`
+    if (this.fileVersion.holds(fact)) return true
+    const row = this.sql('SELECT owner FROM runs WHERE run_id = ?').get(root) as { owner: string } | undefined
+    if (row && row.owner !== this.owner) return false
+    this.fileVersion.keep(fact)
+    return true
   }
 
   /**
    * Records the claim of root run `root`, the steps earlier attempts of it started and never recorded, and whether it
    * recovers from an OS crash (`afterOsCrash`).
    */
-  setClaim(root: string, startedEarlier: ReadonlySet<string>, afterOsCrash = false): void {
+  setClaim(root: string, startedEarlier: ReadonlySet<string>, afterOsCrash = false, fresh = false): void {
     this.claims.set(root, startedEarlier)
+    if (fresh) this.freshRuns.set(root, new Set())
+    else this.freshRuns.delete(root)
     if (afterOsCrash) this.afterOsCrash.add(root)
     else this.afterOsCrash.delete(root)
   }
@@ -211,6 +248,7 @@ export class SqliteJournal {
   /** Forgets the claim of `root` (released or suspended): its start markers are void. */
   dropClaim(root: string): void {
     this.claims.delete(root)
+    this.freshRuns.delete(root)
     this.afterOsCrash.delete(root)
     this.startLog.forget(root)
   }
@@ -312,13 +350,17 @@ export class SqliteJournal {
   /** A session is fenced when this runtime lost one of its runs, or another live owner runs it now. */
   private isSessionFenced(sessionId: string): boolean {
     if (this.fencedSessions.has(sessionId)) return true
+    const fact = `session:${sessionId}`
+    if (this.fileVersion.holds(fact)) return false
     const rows = this.sql("SELECT owner FROM runs WHERE session_id = ? AND status = 'running' AND owner != ?").all(sessionId, this.owner) as Array<{ owner: string }>
+    // Only "no other running owner" is kept: a live owner's lease may expire without a commit.
+    if (rows.length === 0) this.fileVersion.keep(fact)
     return rows.some(row => this.isOwnerAlive(row.owner))
   }
 
   private setSync(level: string): void {
     if (this.currentSync === level) return
-    this.db.exec(`PRAGMA synchronous = ${level}`)
+    this.sql(`PRAGMA synchronous = ${level}`).run()
     this.currentSync = level
   }
 }

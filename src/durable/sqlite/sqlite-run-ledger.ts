@@ -18,10 +18,12 @@ export function createSqliteRunLedger(journal: SqliteJournal): RunLedger {
     async claim(sessionId, runId, options = {}) {
       let previous: RunRow | undefined
       let afterOsCrash = false
+      let fresh = false
       journal.transaction('light', () => {
         const row = journal.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined
         if (row && row.status === 'running' && row.owner !== journal.owner && journal.isOwnerAlive(row.owner) && options.takeOver !== true) throw new RunTakenOverError(runId)
         previous = row
+        fresh = row === undefined && journal.sql('SELECT 1 AS recorded FROM steps WHERE run_id = ? LIMIT 1').get(runId) === undefined
         afterOsCrash = row !== undefined && row.suspended_cleanly !== 1 && (row.suspended_cleanly === OS_CRASH_WINDOW || journal.ownerOutlivedByReboot(row.owner))
         if (row?.suspended_cleanly === 1) journal.sql('DELETE FROM step_starts WHERE run_id = ?').run(runId)
         else if (row) keepStarts(journal, runId, row.owner, readStartLog(startLogPath(journal.settings.path, row.owner), runId))
@@ -31,7 +33,7 @@ export function createSqliteRunLedger(journal: SqliteJournal): RunLedger {
       })
       journal.unfence(sessionId)
       journal.startLog.forget(runId)
-      journal.setClaim(runId, previous && previous.suspended_cleanly !== 1 ? startedEarlier(journal, runId, previous.owner) : new Set(), afterOsCrash)
+      journal.setClaim(runId, previous && previous.suspended_cleanly !== 1 ? startedEarlier(journal, runId, previous.owner) : new Set(), afterOsCrash, fresh)
     },
     async release(_sessionId, runId, status) {
       const owner = journal.transaction('durable', () => {

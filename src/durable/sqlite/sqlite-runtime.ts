@@ -125,9 +125,9 @@ export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntim
 
 async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, fold: boolean, options: StepOptions = {}): Promise<T> {
   journal.assertOpen()
-  const recorded = journal.recordedStep(key.name)
-  if (recorded !== undefined) return JSON.parse(recorded) as T
   const root = rootRunId(key.runId)
+  const recorded = journal.recordedStep(root, key.name)
+  if (recorded !== undefined) return JSON.parse(recorded) as T
   const resumed = journal.wasStarted(root, key.name, options.atMostOnce === true)
   flushBeforeExecute(journal, root, options)
   // The marker goes out before the ownership check: a claimer that took the run over reads our log after its commit,
@@ -146,8 +146,7 @@ async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attemp
   const endsOsCrashWindow = journal.isAfterOsCrash(root)
   journal.transaction('durable', () => {
     journal.assertOwnerOf(key.runId)
-    journal.sql('INSERT OR REPLACE INTO steps (name, run_id, value) VALUES (?, ?, ?)').run(key.name, root, json)
-    if (journal.mayHaveStartRows(root)) journal.sql('DELETE FROM step_starts WHERE name = ?').run(key.name)
+    journal.writeStep(root, key.name, json)
     if (endsOsCrashWindow) journal.endOsCrashWindow(root)
   })
   if (endsOsCrashWindow) journal.osCrashWindowEnded(root)

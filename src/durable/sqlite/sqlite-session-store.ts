@@ -10,7 +10,8 @@ function metaOf(row: SessionRow): SessionMeta {
 }
 
 /**
- * Sessions in the file: a header row (JSON without turns) and one row per turn (`UNIQUE (session_id, turn_id)`, so
+ * Sessions in the file: a header row (JSON without turns) and one row per turn, in append order (the file-wide
+ * rowid; `UNIQUE (session_id, turn_id)`, so
  * appending a turn twice is a no-op). Turn and status writes are buffered and committed with the runtime's next
  * transaction (the unsynced commit before a step's `execute`, a step result, or the run's release): a crash
  * loses at most writes a replay makes again. Header writes (run records) are committed at once.
@@ -30,7 +31,7 @@ export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
     const rows = turns.map(turn => [turn.id, JSON.stringify(turn)] as const)
     journal.defer(sessionId, () => {
       for (const [turnId, json] of rows) {
-        journal.sql('INSERT OR IGNORE INTO turns (session_id, seq, turn_id, turn) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = ?), ?, ?)').run(sessionId, sessionId, turnId, json)
+        journal.sql('INSERT OR IGNORE INTO turns (session_id, turn_id, turn) VALUES (?, ?, ?)').run(sessionId, turnId, json)
       }
     })
   }
@@ -39,7 +40,7 @@ export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
       journal.flush()
       const row = journal.sql('SELECT status, header FROM sessions WHERE id = ?').get(sessionId) as SessionRow | undefined
       if (!row) return null
-      const turns = (journal.sql('SELECT turn FROM turns WHERE session_id = ? ORDER BY seq').all(sessionId) as Array<{ turn: string }>).map(turn => JSON.parse(turn.turn) as SessionTurn)
+      const turns = (journal.sql('SELECT turn FROM turns WHERE session_id = ? ORDER BY id').all(sessionId) as Array<{ turn: string }>).map(turn => JSON.parse(turn.turn) as SessionTurn)
       return { ...metaOf(row), turns } satisfies SessionData
     },
     async save(session) {

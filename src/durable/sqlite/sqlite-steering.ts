@@ -22,6 +22,7 @@ export class SqliteSteering {
 
   save(sessionId: string, text: string): SteeringMessage {
     const createdAt = Date.now()
+    this.journal.fileVersion.forget(quietFact(sessionId))
     const id = this.journal.transaction('durable', () => Number(this.journal.sql('INSERT INTO steering (session_id, text, created_at) VALUES (?, ?, ?)').run(sessionId, text, createdAt).lastInsertRowid))
     return { id, sessionId, text, createdAt }
   }
@@ -33,18 +34,25 @@ export class SqliteSteering {
 
   /**
    * Hands the undelivered messages to turn `turn` of the running run `runId` (marked `<runId>#t<turn>`), at a turn
-   * boundary. Replay-stable: once a turn took messages, taking for it again returns exactly those. Costs one read when
-   * nothing is waiting.
+   * boundary. Replay-stable: once a turn took messages, taking for it again returns exactly those. A session found
+   * quiet (nothing undelivered, nothing taken for a turn) stays quiet until a steering write: this runtime's own, or
+   * a commit of another connection (`PRAGMA data_version`), so a boundary with nothing waiting costs one pragma.
    */
   takeForTurn(sessionId: string, runId: string, turn: number): SteeringMessage[] {
+    const quiet = quietFact(sessionId)
+    this.journal.fileVersion.refresh()
+    if (this.journal.fileVersion.holds(quiet)) return []
     const marker = `${runId}#t${turn}`
     const taken = this.journal.sql('SELECT * FROM steering WHERE session_id = ? AND run_id = ? ORDER BY id').all(sessionId, marker) as unknown as SteeringRow[]
     if (taken.length > 0) return taken.map(toMessage)
-    return this.take(sessionId, marker)
+    const messages = this.take(sessionId, marker)
+    if (messages.length === 0) this.journal.fileVersion.keep(quiet)
+    return messages
   }
 
   take(sessionId: string, runId: string): SteeringMessage[] {
     if (this.undelivered(sessionId).length === 0) return []
+    this.journal.fileVersion.forget(quietFact(sessionId))
     return this.journal.transaction('durable', () => {
       const rows = this.undelivered(sessionId)
       for (const row of rows) this.journal.sql('UPDATE steering SET run_id = ? WHERE id = ?').run(runId, row.id)
@@ -62,6 +70,11 @@ export class SqliteSteering {
     // A mark is a run id, or `<runId>#t<turn>` for a message taken at a turn boundary of that run.
     return rows.filter(row => row.run_id === null || !known.has(row.run_id.split('#')[0] as string))
   }
+}
+
+/** The fact "this session has no steering message waiting or taken for a turn" (see `FileVersion`). */
+function quietFact(sessionId: string): string {
+  return `steering:${sessionId}`
 }
 
 function toMessage(row: SteeringRow): SteeringMessage {

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { createAgent } from 'zidane'
 import type { ToolDef } from 'zidane'
@@ -54,6 +55,25 @@ describe('SQLite runtime: commits per turn', () => {
   it('commits each tool result on its own when the fold is off (the old behaviour: two synced commits per turn)', async () => {
     const { durable, turns } = await countCommits({ replay: 'unsafe', calls: 1, foldToolResults: false })
     expect(durable / turns).toBeCloseTo(1.9, 1)
+  })
+
+  it('appends at most eight WAL pages per turn (a step or a turn touches two b-trees)', async () => {
+    const runtime = files.open()
+    const walBytes = (): number => statSync(`${files.dbPath()}-wal`).size
+    let from = 0
+    let to = 0
+    const agent = createAgent({
+      provider: scriptedProvider(script(1)),
+      tools: [echo('unsafe')],
+      durable: runtime,
+      sessionId: 's-wal',
+      hooks: { 'turn:start': event => { if (event.turn === 2) from = walBytes() }, 'turn:end': event => { if (event.turn === TOOL_TURNS + 1) to = walBytes() } },
+    })
+    expect((await agent.run({ prompt: 'go' })).status).toBe('completed')
+    // A WAL frame is a 24-byte header and a 4 KiB page; 10 turns stay far below the 1000-page autocheckpoint.
+    const pagesPerTurn = (to - from) / (24 + 4096) / TOOL_TURNS
+    expect(pagesPerTurn).toBeGreaterThan(0)
+    expect(pagesPerTurn).toBeLessThanOrEqual(8)
   })
 
   it('syncs folded results before a suspend, also when an unsynced commit already carried them', async () => {
