@@ -24,6 +24,11 @@ export class FileVersion {
     this.facts.clear()
   }
 
+  /** Forgets every kept fact (a transaction rolled back: what it kept may describe writes that never happened). */
+  forgetAll(): void {
+    this.facts.clear()
+  }
+
   /** Whether `fact` was kept since the last change by another connection (as of the last `refresh`). */
   holds(fact: string): boolean {
     return this.facts.has(fact)

@@ -1,8 +1,9 @@
 /**
  * The file's schema, one migration per version. Migrations are permanent: never edit a released one, append a new
  * one. Version 1 is the first layout; version 2 added process owners (lease and pid fencing), steering messages and
- * awakeable timeouts; version 3 keys steps by `(run_id, name)` and turns by a file-wide rowid, so a step or a turn
- * touches two b-trees instead of three (fewer WAL pages per commit, see docs/design/sqlite-commits.md).
+ * awakeable timeouts; version 3 keeps steps in one b-tree keyed by run (`WITHOUT ROWID`) and turns by a file-wide
+ * rowid beside their `(session_id, turn_id)` index, so a step writes one page where it wrote three and a turn two
+ * (see docs/design/sqlite-commits.md).
  */
 export const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE steps (name TEXT PRIMARY KEY, run_id TEXT NOT NULL, value TEXT NOT NULL);
@@ -23,8 +24,8 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    CREATE TABLE steering (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, text TEXT NOT NULL, created_at INTEGER NOT NULL, run_id TEXT);
    CREATE INDEX steering_session ON steering(session_id, run_id);
    ALTER TABLE awakeables ADD COLUMN timed_out INTEGER NOT NULL DEFAULT 0;`,
-  `CREATE TABLE steps_v3 (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, UNIQUE (run_id, name));
-   INSERT INTO steps_v3 (run_id, name, value) SELECT run_id, name, value FROM steps ORDER BY rowid;
+  `CREATE TABLE steps_v3 (run_id TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, name)) WITHOUT ROWID;
+   INSERT OR REPLACE INTO steps_v3 (run_id, name, value) SELECT run_id, name, value FROM steps ORDER BY rowid;
    DROP TABLE steps;
    ALTER TABLE steps_v3 RENAME TO steps;
    CREATE TABLE turns_v3 (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, turn_id TEXT NOT NULL, turn TEXT NOT NULL, UNIQUE (session_id, turn_id));

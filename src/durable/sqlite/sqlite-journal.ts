@@ -125,6 +125,7 @@ export class SqliteJournal {
       return result
     } catch (error) {
       this.sql('ROLLBACK').run()
+      this.fileVersion.forgetAll()
       this.buffer = [...pending, ...this.buffer]
       throw error instanceof Error && 'errcode' in error ? toDurableError(error, this.settings.path) : error
     } finally {
