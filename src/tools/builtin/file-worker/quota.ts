@@ -1,5 +1,5 @@
 import { FileToolFailure } from './file-tool-failure.ts'
-import { measureWorkspaceUsage, quotaProblem } from './workspace-quota.ts'
+import { measureWorkspaceUsageSync, quotaProblem } from './workspace-quota.ts'
 
 /**
  * Refuses a write of `bytes` more when the workspace at `root` would pass `quotaBytes` (no quota: nothing checked). The
@@ -7,7 +7,8 @@ import { measureWorkspaceUsage, quotaProblem } from './workspace-quota.ts'
  */
 export async function assertRoomFor(root: string, quotaBytes: number | undefined, bytes: number): Promise<void> {
   if (quotaBytes === undefined) return
-  const usage = await measureWorkspaceUsage(root)
+  // Synchronous: the worker does one call at a time, and the walk's many small file calls are cheaper that way.
+  const usage = measureWorkspaceUsageSync(root)
   const problem = quotaProblem({ ...usage, bytes: usage.bytes + bytes }, quotaBytes)
   if (problem !== undefined) throw new FileToolFailure('workspace_quota_exceeded', `${problem} with this write of ${bytes} bytes: delete files to make room before writing more.`)
 }

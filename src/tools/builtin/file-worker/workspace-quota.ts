@@ -1,4 +1,5 @@
-import { constants } from 'node:fs'
+import { closeSync, constants, lstatSync, openSync, opendirSync } from 'node:fs'
+import type { Stats } from 'node:fs'
 import { lstat, open, opendir } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 
@@ -114,6 +115,93 @@ async function countEntry(path: string, name: string, subfolders: string[], walk
   walk.usage.entries += 1
   walk.usage.bytes += stats.blocks * 512
   if (stats.isDirectory()) subfolders.push(name)
+}
+
+/**
+ * {@link measureWorkspaceUsage} in one synchronous pass, the same walk and bounds: for the file worker, which serves
+ * one call at a time, where each asynchronous file call costs a round trip through the thread pool (a write's walk of
+ * a small workspace took 0.7 ms of CPU that way). Never in the services' process: it blocks until done.
+ */
+export function measureWorkspaceUsageSync(workspace: string, bounds: UsageWalkBounds = {}): WorkspaceUsage {
+  const walk: Walk = { maxDepth: bounds.maxDepth ?? WORKSPACE_WALK_MAX_DEPTH, maxEntries: bounds.maxEntries ?? WORKSPACE_WALK_MAX_ENTRIES, deadline: Date.now() + (bounds.maxMs ?? WORKSPACE_WALK_MAX_MS), usage: { bytes: 0, entries: 0 } }
+  const root = openSync(workspace, DIRECTORY_FLAGS)
+  try {
+    walkFolderSync(root, 0, walk)
+  } finally {
+    closeSync(root)
+  }
+  return walk.usage
+}
+
+function walkFolderSync(folder: number, depth: number, walk: Walk): void {
+  const base = `/proc/self/fd/${folder}`
+  const { names, full } = readNamesSync(base, walk)
+  const subfolders: string[] = []
+  for (const name of names) {
+    if (walk.usage.cutShort !== undefined) break
+    const stats = lstatOrUndefined(`${base}/${name}`)
+    if (stats === undefined) continue
+    walk.usage.entries += 1
+    walk.usage.bytes += stats.blocks * 512
+    if (stats.isDirectory()) subfolders.push(name)
+    if (Date.now() >= walk.deadline) walk.usage.cutShort = 'time'
+  }
+  if (full) walk.usage.cutShort ??= 'entries'
+  for (const name of subfolders) {
+    if (walk.usage.cutShort !== undefined) return
+    if (depth + 1 > walk.maxDepth) return void (walk.usage.cutShort = 'depth')
+    const child = openFolderSync(`${base}/${name}`, walk)
+    if (child === undefined) continue // gone, replaced by a link since, or unreadable
+    try {
+      walkFolderSync(child, depth + 1, walk)
+    } finally {
+      closeSync(child)
+    }
+  }
+}
+
+/** The folder at `path` opened without following a link; undefined when it cannot be (an unreadable one cuts the walk short). */
+function openFolderSync(path: string, walk: Walk): number | undefined {
+  try {
+    return openSync(path, DIRECTORY_FLAGS)
+  } catch (error) {
+    // A folder its owner made unreadable would hide what it holds: the walk cannot vouch for the total then.
+    if (isDenied(error)) walk.usage.cutShort = 'unreadable'
+    return undefined
+  }
+}
+
+function readNamesSync(base: string, walk: Walk): { names: string[]; full: boolean } {
+  const names: string[] = []
+  let folder: ReturnType<typeof opendirSync>
+  try {
+    folder = opendirSync(base, { bufferSize: 256 })
+  } catch (error) {
+    if (isDenied(error)) walk.usage.cutShort = 'unreadable'
+    return { names, full: false }
+  }
+  try {
+    for (let entry = folder.readSync(); entry !== null; entry = folder.readSync()) {
+      if (walk.usage.entries + names.length >= walk.maxEntries) return { names, full: true }
+      names.push(entry.name)
+    }
+    return { names, full: false }
+  } finally {
+    folder.closeSync()
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+function isDenied(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  return code === 'EACCES' || code === 'EPERM'
 }
 
 /**

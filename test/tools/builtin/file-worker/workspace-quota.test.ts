@@ -1,7 +1,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { assertUnderQuota, measureWorkspaceUsage, WorkspaceQuotaError } from '../../../../src/tools/builtin/file-worker/workspace-quota'
+import { assertUnderQuota, measureWorkspaceUsage, measureWorkspaceUsageSync, WorkspaceQuotaError } from '../../../../src/tools/builtin/file-worker/workspace-quota'
 import { useSandbox } from '../tool-context'
 
 const MIB = 1024 * 1024
@@ -36,5 +36,31 @@ describe('assertUnderQuota', () => {
   it('stops at its time bound: a workspace it cannot measure in time counts as over the quota', async () => {
     for (let index = 0; index < 200; index++) await mkdir(path.join(folders.root, `d${index}`))
     await expect(assertUnderQuota(folders.root, MIB, { maxMs: 0 })).rejects.toThrow('could not be measured within 0 ms')
+  })
+})
+
+describe('measureWorkspaceUsageSync (the file worker\'s walk)', () => {
+  const folders = useSandbox()
+
+  it('measures what the asynchronous walk measures, links not followed', async () => {
+    await writeFile(path.join(folders.outside, 'big'), Buffer.alloc(2 * MIB, 1))
+    await symlink(folders.outside, path.join(folders.root, 'out'))
+    await mkdir(path.join(folders.root, 'a', 'b'), { recursive: true })
+    await writeFile(path.join(folders.root, 'a', 'b', 'c'), Buffer.alloc(MIB / 4, 1))
+    for (let index = 0; index < 40; index++) await writeFile(path.join(folders.root, 'a', `f${index}`), `${index}`)
+    const usage = measureWorkspaceUsageSync(folders.root)
+    expect(usage).toEqual(await measureWorkspaceUsage(folders.root))
+    expect(usage.entries).toBe(44)
+    expect(usage.bytes).toBeLessThan(MIB)
+  })
+
+  it('stops at its depth, entry and time bounds', async () => {
+    let deep = folders.root
+    for (let level = 0; level < 12; level++) deep = path.join(deep, 'd')
+    await mkdir(deep, { recursive: true })
+    expect(measureWorkspaceUsageSync(folders.root, { maxDepth: 8 }).cutShort).toBe('depth')
+    for (let index = 0; index < 30; index++) await writeFile(path.join(folders.root, `f${index}`), '')
+    expect(measureWorkspaceUsageSync(folders.root, { maxEntries: 20 })).toMatchObject({ entries: 20, cutShort: 'entries' })
+    expect(measureWorkspaceUsageSync(folders.root, { maxMs: 0 }).cutShort).toBe('time')
   })
 })
