@@ -18,7 +18,8 @@ export interface RunSteering extends SteeringInbox {
 }
 
 /**
- * The run's steering inbox on Restate. A call to the inbox object at every turn boundary would cost a whole
+ * The run's steering inbox on Restate (`beforeWaitOutsideSteps`: called right before each wait outside any step, on
+ * every replay alike). A call to the inbox object at every turn boundary would cost a whole
  * invocation per turn, so the run arms a signal instead: an awakeable it hands to `inbox/<key>/watch` (one-way), which
  * the inbox resolves when a message is waiting or arrives. While the signal is armed, each step the run awaits is
  * awaited together with it, in one combinator (`watchStep`): a race of the signal against the step, joined with the
@@ -33,13 +34,14 @@ export interface RunSteering extends SteeringInbox {
  * not work: the SDK's combinator settles with the completed step before it has looked at the signal
  * (`docs/design/steering-inbox.md`).
  */
-export function inboxSteering(ctx: restate.ObjectContext): RunSteering {
+export function inboxSteering(ctx: restate.ObjectContext, options: { beforeWaitOutsideSteps?: () => void } = {}): RunSteering {
   let signal: restate.RestatePromise<null> | undefined
   let fired = false
   // Set by a wait outside any step since the last boundary: the code path sets it, the same on every replay.
   let waitedOutsideSteps = false
   const marked = <A extends unknown[], R>(call: (...args: A) => R) => (...args: A): R => {
     waitedOutsideSteps = true
+    options.beforeWaitOutsideSteps?.()
     return call(...args)
   }
   const watchStep = <T>(step: Promise<T>): Promise<T> => {

@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
-import { isRestateCancellation, watchSteps } from 'zidane/restate'
+import { flushSessionHeader, isRestateCancellation, watchSteps } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import { demoTools } from '../demo-tools'
 import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../../contract/session'
@@ -86,6 +86,8 @@ async function recordEnding(ctx: restate.ObjectContext, invocation: CurrentInvoc
 }
 
 async function recordEndingOnce(ctx: restate.ObjectContext, invocation: CurrentInvocation, ending: HandlerEnding, events: EventSink): Promise<void> {
+  // The run's store may hold its header back (one write per boundary): the clean-up below reads the state afresh.
+  flushSessionHeader(ctx)
   const endedAt = await ctx.date.now()
   await closeOpenQuestions(ctx, ending.kind === 'cancelled' ? 'cancelled' : 'failed')
   const status = ending.kind === 'cancelled' ? 'cancelled' : 'failed'
@@ -124,8 +126,9 @@ async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: Se
   // A server's request for input waits as a question, as ask_user's do.
   const askUser: AskUser = (question, toolCtx) => parkQuestion(ctx, 'ask_user', question, undefined, toolCtx, settings.questionTimeoutMs, questions)
   const mcpTools = await mcpRunTools(ctx, deps.mcp, settings, tenantOfSessionKey(ctx.key), root, askUser)
-  // Each step is awaited with the steering signal: the check at a boundary journals nothing of its own.
-  const steering = inboxSteering(ctx)
+  // Each step is awaited with the steering signal: the check at a boundary journals nothing of its own. Before a wait
+  // outside any step, the session's header is written: GET shows what led to the wait.
+  const steering = inboxSteering(ctx, { beforeWaitOutsideSteps: () => flushSessionHeader(ctx) })
   watchSteps(durable, steering.watchStep)
   const approvals = approvalOptions(ctx, request, start, events)
   const agent = createAgent({

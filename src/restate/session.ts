@@ -18,6 +18,11 @@ import type { RestateObjectContextLike } from './types'
  *
  * The header's counters say which keys exist. A write sets the new turn and run keys first and the header last: an
  * invocation cut off in between leaves keys past the counters, which readers ignore and the next write overwrites.
+ * While a run is in progress the header is written once per boundary, not after each record: a write the run is sure to
+ * follow with another header write (a starting run's record and status, an assistant turn, an ending run's record)
+ * only updates the store's copy, and the next header write carries it (see `deferHeader`).
+ * `flushSessionHeader` writes a pending header at once: before a wait outside any step, and before a failure path
+ * reads the state with a store of its own.
  * Loading reads the header, the turns from `historyFrom` (the compaction checkpoint: older turns are never sent to the
  * model again) and the runs from `runFrom` (the run that wrote turn `historyFrom`): a run of a long session reads what
  * it sends, not the whole log.
@@ -74,6 +79,19 @@ export interface RestateSessionStoreOptions {
    * this saves a journaled clock read per header write.
    */
   clock?: SessionClock
+  /**
+   * Write the header once per boundary of a run (default true): a write the run is sure to follow with another header
+   * write only updates the store's copy (see `deferHeader`; `flushSessionHeader` writes it at once). `false` writes the
+   * header after every record, as a writer that is not `createAgent`'s loop may need.
+   */
+  headerPerBoundary?: boolean
+  /**
+   * How far, in the run's journaled time, the stored header may lag a running session's newest results turn before one
+   * is written with it (default `DEFAULT_HEADER_LAG_MS`, 2 s; 0: at every such turn). Fast turns
+   * then write the header once in several; the header is still written at the run's end and before a wait outside any
+   * step.
+   */
+  headerLagMs?: number
   /** Never write state: for a store built from a SHARED handler's context. Every mutating method throws a `SessionError` `session_read_only`. */
   readOnly?: boolean
   /**
@@ -108,6 +126,9 @@ export function restateSessionStore(ctx: Omit<RestateObjectContextLike, 'set' | 
 export function restateSessionStore(ctx: ReadableObjectContext, options: RestateSessionStoreOptions = {}): SessionStore {
   const clock = options.clock ?? createCoalescedClock(() => ctx.date.now())
   const log = createSessionLog(ctx, options.promises)
+  registerHeaderFlush(ctx, () => log.flushHeader())
+  const lagMs = options.headerLagMs ?? DEFAULT_HEADER_LAG_MS
+  const defer = (write: HeaderWrite): boolean => options.headerPerBoundary !== false && deferHeader(write, lagMs)
   const writable = (method: string): StateWriter => {
     if (options.readOnly || !ctx.set || !ctx.clear) throw new SessionError(`restateSessionStore is read-only: ${method}() is not allowed.`, 'session_read_only')
     return { set: ctx.set.bind(ctx), clear: ctx.clear.bind(ctx) }
@@ -139,7 +160,10 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
     async appendTurns(_sessionId, turns) {
       return mutate('appendTurns', async (writer) => {
         if (!(await log.load())) return
-        if (log.appendTurns(writer, turns)) log.writeHeader(writer, {})
+        const fresh = log.appendTurns(writer, turns)
+        const running = log.header?.status === 'running'
+        const sinceWrittenMs = Math.max(...fresh.map(turn => turn.createdAt)) - log.writtenAt
+        if (fresh.length > 0) log.writeHeader(writer, {}, defer({ turns: fresh, running, sinceWrittenMs }))
       })
     },
     async saveMeta(_sessionId, meta) {
@@ -147,14 +171,14 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
         await log.load()
         const { runs, window, turns: _turns, ...rest } = meta as SessionMeta & { turns?: unknown }
         const now = await clock.now()
-        log.writeRuns(writer, copyData(runs), window?.runOffset ?? 0, false)
-        log.writeHeader(writer, { ...rest, createdAt: log.header?.createdAt ?? now, updatedAt: now })
+        const changed = log.writeRuns(writer, copyData(runs), window?.runOffset ?? 0, false)
+        log.writeHeader(writer, { ...rest, createdAt: log.header?.createdAt ?? now, updatedAt: now }, defer({ runs: changed, sessionStatus: rest.status }))
       })
     },
     async updateStatus(_sessionId, status: SessionStatus) {
       return mutate('updateStatus', async (writer) => {
         if (!(await log.load())) return
-        log.writeHeader(writer, { status, updatedAt: await clock.now() })
+        log.writeHeader(writer, { status, updatedAt: await clock.now() }, defer({ status }))
       })
     },
     async list() {
@@ -163,6 +187,61 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
       return [meta]
     },
   }
+}
+
+/** What a store write changed, for {@link deferHeader}. */
+interface HeaderWrite {
+  /** Turns it appended, whether the session is running, and how long after the stored header's stamp they were made. */
+  turns?: readonly SessionTurn[]
+  running?: boolean
+  sinceWrittenMs?: number
+  /** Run records it wrote, and the session's status it saved with them. */
+  runs?: readonly SessionRun[]
+  sessionStatus?: SessionStatus
+  /** The status it set. */
+  status?: SessionStatus
+}
+
+function isResultsTurn(turn: SessionTurn): boolean {
+  return turn.role === 'user' && turn.content.length > 0 && turn.content.every(block => block.type === 'tool_result')
+}
+
+/** Default of `RestateSessionStoreOptions.headerLagMs`. */
+export const DEFAULT_HEADER_LAG_MS = 2_000
+
+/**
+ * Whether the header write after `write` can wait for the next one: true only when the run that made it is sure to
+ * write the header again (`createAgent` ends every run with its status), so readers miss nothing for long and the
+ * header's counters still only name keys that exist. A starting run (its record, then `running`, then its prompt turn:
+ * written there), an assistant turn (written with the results turn after it, or at the run's end), a running session's
+ * results turn made less than `lagMs` of journaled time after the stored header, and an ending run's record (written
+ * with its status) wait; the other user turns, the ending status and every write outside a run do not.
+ */
+function deferHeader(write: HeaderWrite, lagMs: number): boolean {
+  if (write.status !== undefined) return write.status === 'running'
+  if (write.turns) {
+    if (write.turns.every(turn => turn.role === 'assistant')) return true
+    return write.running === true && (write.sinceWrittenMs ?? Infinity) < lagMs && write.turns.every(turn => turn.role === 'assistant' || isResultsTurn(turn))
+  }
+  if (!write.runs || write.runs.length === 0) return false
+  return write.sessionStatus === 'running' || write.runs.every(run => run.status === 'running')
+}
+
+const headerFlushes = new WeakMap<object, Set<() => void>>()
+
+function registerHeaderFlush(ctx: object, flush: () => void): void {
+  const flushes = headerFlushes.get(ctx) ?? new Set()
+  headerFlushes.set(ctx, flushes)
+  flushes.add(flush)
+}
+
+/**
+ * Writes at once the header a `restateSessionStore` of `ctx` is holding back (see the layout above): before the run
+ * waits outside any step (a question, an approval, a sub-agent), so `GET` of the session shows what led to the wait,
+ * and before a failure path reads the session with a store of its own. No-op when nothing is held back. Outside any step.
+ */
+export function flushSessionHeader(ctx: object): void {
+  for (const flush of headerFlushes.get(ctx) ?? []) flush()
 }
 
 /** Reads the session header, `null` for a key that never ran: one state read. For shared handlers too. */
@@ -230,14 +309,21 @@ interface SessionLog {
   /** Loads the header and the window once; resolves whether the session exists. */
   load(): Promise<boolean>
   toSessionData(): SessionData
-  /** Writes the turns whose ids are not stored yet; returns whether any was new. */
-  appendTurns(writer: StateWriter, turns: readonly SessionTurn[]): boolean
+  /** Writes the turns whose ids are not stored yet; returns those. */
+  appendTurns(writer: StateWriter, turns: readonly SessionTurn[]): SessionTurn[]
   /** Replaces the turns from absolute index `offset` on with `turns`, clearing the keys past them. */
   replaceTurns(writer: StateWriter, turns: SessionTurn[], offset: number): void
-  /** Writes the run records that changed (`runs[0]` is run `offset`); with `replace`, clears the records past them. */
-  writeRuns(writer: StateWriter, runs: SessionRun[], offset: number, replace: boolean): void
-  /** Writes the header with `changes`, its counters and checkpoint brought up to date. */
-  writeHeader(writer: StateWriter, changes: Partial<SessionMeta>): void
+  /** Writes the run records that changed (`runs[0]` is run `offset`) and returns them; with `replace`, clears the records past them. */
+  writeRuns(writer: StateWriter, runs: SessionRun[], offset: number, replace: boolean): SessionRun[]
+  /**
+   * Brings the header up to date with `changes`, its counters and checkpoint; writes it, with `defer` only keeps it for
+   * the next write or {@link SessionLog.flushHeader}.
+   */
+  writeHeader(writer: StateWriter, changes: Partial<SessionMeta>, defer?: boolean): void
+  /** Writes the header a deferred write kept back, if any. */
+  flushHeader(): void
+  /** `updatedAt` of the header last written (0 before any). */
+  readonly writtenAt: number
 }
 
 function createSessionLog(ctx: StateReader & { key: string }, promises?: StateReadCombinators): SessionLog {
@@ -253,6 +339,9 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
   /** Top-level and sub-agent runs before the loaded ones. */
   let before = { topLevel: 0, children: 0 }
   let totals = emptyRunTotals()
+  /** Set while the header in `log.header` is newer than the stored one: where to write it. */
+  let pendingWriter: StateWriter | undefined
+  let writtenAt = 0
   const topLevelLoaded = (): number => runs.filter(run => run.label === undefined).length
   const log: SessionLog = {
     header: null,
@@ -269,6 +358,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
           totals = copyData(header.totals)
         }
         log.header ??= header // a header written while the read was in flight wins
+        if (writtenAt === 0 && header) writtenAt = header.updatedAt
       })()
       loading.catch(() => { loading = undefined }) // a failed read (the invocation is ending) is not cached
       return loading.then(() => log.header !== null)
@@ -291,14 +381,14 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
     },
     appendTurns(writer, fresh) {
       const known = knownTurnIds ??= new Set(turns.map(turn => turn.id))
-      let added = false
+      const added: SessionTurn[] = []
       for (const turn of fresh) {
         if (known.has(turn.id)) continue
         known.add(turn.id)
         writer.set(sessionTurnStateKey(turnOffset + turns.length), turn)
         // Kept as given, not copied: the session hands over copies it never changes, and every read copies out.
         turns.push(turn)
-        added = true
+        added.push(turn)
       }
       return added
     },
@@ -312,6 +402,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
     },
     writeRuns(writer, next, offset, replace) {
       const stored = runOffset + runs.length
+      const changed: SessionRun[] = []
       next.forEach((run, position) => {
         const index = offset + position
         const cached = index - runOffset
@@ -320,19 +411,28 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
         const previous = cached >= 0 ? runs[cached] : undefined
         if (run.label === undefined) addTotals(totals, run.totals, previous?.totals)
         writer.set(sessionRunStateKey(index), run)
+        changed.push(run)
         if (cached < 0) return
         runs[cached] = copyData(run)
         runJson[cached] = json
       })
-      if (!replace) return
+      if (!replace) return changed
       for (let index = stored - 1; index >= offset + next.length; index--) writer.clear(sessionRunStateKey(index))
       if (offset === 0) before = { topLevel: 0, children: 0 }
       runOffset = offset
       runs = copyData(next)
       runJson = runs.map(run => JSON.stringify(run))
       if (offset === 0) totals = sumTopLevelTotals(runs)
+      return changed
     },
-    writeHeader(writer, changes) {
+    flushHeader() {
+      if (!pendingWriter || !log.header) return
+      pendingWriter.set(SESSION_STATE_KEY, log.header)
+      pendingWriter = undefined
+      writtenAt = log.header.updatedAt
+    },
+    get writtenAt() { return writtenAt },
+    writeHeader(writer, changes, defer = false) {
       const base = log.header
       const historyFrom = Math.max(base?.historyFrom ?? 0, changes.historyFrom ?? 0, turnOffset)
       const lastTurnAt = turns.at(-1)?.createdAt ?? 0
@@ -353,8 +453,9 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
         runFrom: runFromFor(historyFrom, base?.runFrom ?? runOffset),
         totals: copyData(totals), // the header keeps its own: the log's running totals change with each run record
       }
-      writer.set(SESSION_STATE_KEY, header)
       log.header = header
+      pendingWriter = writer
+      if (!defer) log.flushHeader()
     },
   }
   /** The first run to load with the history starting at turn `historyFrom`: the run that wrote that turn. */

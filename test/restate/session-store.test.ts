@@ -4,7 +4,7 @@ import { SESSION_SCHEMA_VERSION } from '../../src/session/types'
 import type { RunTotals, SessionMeta, SessionRun, SessionTurn } from '../../src/session/types'
 import { restateRuntime } from '../../src/restate/runtime'
 import {
-  restateSessionStore, SESSION_RUN_STATE_KEY_PREFIX, SESSION_STATE_KEY, SESSION_TURN_STATE_KEY_PREFIX, sessionRunStateKey, sessionTurnStateKey,
+  flushSessionHeader, restateSessionStore, SESSION_RUN_STATE_KEY_PREFIX, SESSION_STATE_KEY, SESSION_TURN_STATE_KEY_PREFIX, sessionRunStateKey, sessionTurnStateKey,
 } from '../../src/restate/session'
 import type { StoredSessionHeader } from '../../src/restate/session'
 import { createFakeObjectContext } from '../helpers/restate/fake-context'
@@ -110,11 +110,72 @@ describe('restateSessionStore: the paged log', () => {
     await session.upsertRun(run('r1', { status: 'running' }))
     await session.upsertRun(run('r1'))
     const writes = recordWrites(ctx)
-    await session.upsertRun(run('r2', { status: 'running' }))
+    await session.upsertRun(run('r2'))
     expect(writes).toEqual([['set', 'zidane_run_1'], ['set', 'zidane_session']])
     expect(ctx.state.get('zidane_session')).not.toHaveProperty('runs')
     const loaded = await loadSession(restateSessionStore(ctx), 's1')
-    expect(loaded?.runs.map(item => [item.id, item.status])).toEqual([['r1', 'completed'], ['r2', 'running']])
+    expect(loaded?.runs.map(item => [item.id, item.status])).toEqual([['r1', 'completed'], ['r2', 'completed']])
+  })
+
+  it('writes the header once per boundary of a run: a starting run, an assistant turn and an ending run wait for the next write', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const session = await createSession({ id: 's1', store: restateSessionStore(ctx) })
+    const writes = recordWrites(ctx)
+    const header = (): StoredSessionHeader => ctx.state.get('zidane_session') as StoredSessionHeader
+    await session.upsertRun(run('r1', { status: 'running' }))
+    await session.setStatus('running')
+    expect(writes).toEqual([['set', 'zidane_run_0']])
+    await session.appendTurns([turn('prompt')])
+    expect(writes.slice(1)).toEqual([['set', 'zidane_turn_0'], ['set', 'zidane_session']])
+    expect(header()).toMatchObject({ status: 'running', runCount: 1, turnCount: 1 })
+    writes.length = 0
+    await session.appendTurns([{ ...turn('answer'), role: 'assistant' }])
+    expect(writes).toEqual([['set', 'zidane_turn_1']])
+    // A wait outside any step shows what led to it.
+    flushSessionHeader(ctx)
+    expect(header().turnCount).toBe(2)
+    flushSessionHeader(ctx)
+    await session.appendTurns([{ ...turn('more'), role: 'assistant' }])
+    await session.appendTurns([turn('results')])
+    await session.upsertRun(run('r1'))
+    await session.setStatus('completed')
+    expect(writes).toEqual([['set', 'zidane_turn_1'], ['set', 'zidane_session'], ['set', 'zidane_turn_2'], ['set', 'zidane_turn_3'], ['set', 'zidane_session'], ['set', 'zidane_run_0'], ['set', 'zidane_session']])
+    expect(header()).toMatchObject({ status: 'completed', runCount: 1, turnCount: 4 })
+    const loaded = await loadSession(restateSessionStore(ctx), 's1')
+    expect(loaded?.turns.map(item => item.id)).toEqual(['prompt', 'answer', 'more', 'results'])
+  })
+
+  it('lets the header lag fast results turns of a running session by up to headerLagMs of journaled time', async () => {
+    const results = (id: string, createdAt: number): SessionTurn => ({ id, runId: 'r1', role: 'user', content: [{ type: 'tool_result', toolUseId: `u-${id}`, content: 'ok' }], createdAt })
+    const headerWrites = async (options: { headerLagMs?: number }): Promise<number[]> => {
+      const ctx = createFakeObjectContext('s1')
+      const session = await createSession({ id: 's1', store: restateSessionStore(ctx, { ...options, clock: { now: () => 1 } }), clock: { now: () => 1 } })
+      await session.upsertRun(run('r1', { status: 'running' }))
+      await session.setStatus('running')
+      await session.appendTurns([turn('prompt', 1)])
+      const written: number[] = []
+      const writes = recordWrites(ctx)
+      for (const at of [500, 1000, 2500, 3000, 6000]) {
+        await session.appendTurns([{ ...turn(`a${at}`, at), role: 'assistant' }, results(`r${at}`, at)])
+        if (writes.some(([, key]) => key === 'zidane_session')) written.push(at)
+        writes.length = 0
+      }
+      await session.setStatus('completed')
+      expect((ctx.state.get('zidane_session') as StoredSessionHeader).turnCount).toBe(11)
+      return written
+    }
+    expect(await headerWrites({})).toEqual([2500, 6000])
+    expect(await headerWrites({ headerLagMs: 0 })).toEqual([500, 1000, 2500, 3000, 6000])
+  })
+
+  it('writes the header after every record with headerPerBoundary false', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const session = await createSession({ id: 's1', store: restateSessionStore(ctx, { headerPerBoundary: false }) })
+    const writes = recordWrites(ctx)
+    await session.upsertRun(run('r1', { status: 'running' }))
+    await session.setStatus('running')
+    await session.appendTurns([{ ...turn('answer'), role: 'assistant' }])
+    expect(writes).toEqual([['set', 'zidane_run_0'], ['set', 'zidane_session'], ['set', 'zidane_session'], ['set', 'zidane_turn_0'], ['set', 'zidane_session']])
   })
 
   it('keeps the header bounded: its size does not grow with runs, prompts or texts', async () => {
@@ -208,7 +269,8 @@ describe('restateRuntime: the default session store clock', () => {
     Object.assign(ctx, { set(name: string, value: unknown) { if (name === 'zidane_session') headers.push(structuredClone(value as SessionMeta)); set(name, value) } })
     await runSession(ctx)
     expect(ctx.nowReads).toBe(1)
-    expect(headers).toHaveLength(6)
+    // Six stamps; `running` waits for the next write (once per boundary), so four header writes.
+    expect(headers).toHaveLength(4)
     for (let index = 1; index < headers.length; index++) expect(headers[index]!.updatedAt).toBeGreaterThan(headers[index - 1]!.updatedAt)
     expect(new Set(headers.map(item => item.createdAt)).size).toBe(1)
   })
