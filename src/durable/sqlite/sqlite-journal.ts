@@ -75,6 +75,7 @@ export class SqliteJournal {
   /** Run ownership and session fencing read from the file, kept until another connection commits. */
   readonly fileVersion = new FileVersion(() => (this.sql('PRAGMA data_version').get() as { data_version: number }).data_version)
   private inTransaction = false
+  private commitsSinceCheckpoint = 0
 
   constructor(readonly db: DatabaseSync, readonly settings: JournalSettings) {
     this.startLog = new StartLog(startLogPath(settings.path, this.owner))
@@ -119,6 +120,7 @@ export class SqliteJournal {
       this.applyPending(pending)
       const result = body()
       this.sql('COMMIT').run()
+      this.commitsSinceCheckpoint += 1
       this.unsyncedSteps = durable ? false : this.unsyncedSteps || carriesSteps
       this.settings.onCommit?.(durable ? 'durable' : 'light')
       for (const write of pending) this.afterCommit(write)
@@ -291,12 +293,19 @@ export class SqliteJournal {
     return isProcessAlive(row.pid)
   }
 
-  /** Renews this owner's lease. */
+  /**
+   * Renews this owner's lease, then checkpoints the WAL (`PASSIVE`: never waits for readers) when this runtime
+   * committed since the last beat: the copy into the main file and its sync happen here, between turns or while a
+   * model call is awaited, instead of inside the commit that crosses the autocheckpoint threshold.
+   */
   heartbeat(): void {
     if (!this.open) return
+    const wrote = this.commitsSinceCheckpoint > 0
     // Unsynced: a beat that comes while folded results wait (a long model call) puts them in the file for a process
     // crash without a sync of its own; the turn's synced commit syncs them.
     this.transaction('unsynced', () => { this.sql('UPDATE owners SET heartbeat_at = ? WHERE owner_id = ?').run(Date.now(), this.owner) })
+    if (wrote) this.sql('PRAGMA wal_checkpoint(PASSIVE)').get()
+    this.commitsSinceCheckpoint = 0
   }
 
   /** Flushes, removes the owner row (its unfinished runs become interrupted at once) and closes the file. */
