@@ -23,6 +23,11 @@ export interface PromptAdmissionRequest {
   idempotency?: ClientIdempotency
 }
 
+/** Input of `admission/<tenant>/admitMany`: prompts decided in order, as many `admit`s one after another would be. */
+export interface PromptAdmissionBatch {
+  requests: PromptAdmissionRequest[]
+}
+
 /** Input of `admission/<tenant>/steer`: a message for session `sessionKey`; it starts a run only when the session has none. */
 export interface SteeringAdmissionRequest {
   sessionKey: string
@@ -56,13 +61,14 @@ export interface EndedRun extends WatchedRun {
 
 /**
  * The admission object's interface, for typed clients (`@restatedev/restate-sdk-clients`, `ctx.objectClient`):
- * - `admit`, `steer` (exclusive): decide and start, as above.
+ * - `admit`, `steer` (exclusive): decide and start, as above; `admitMany` (exclusive) admits a batch of prompts in order.
  * - `failedRun` (shared): the invocation id of the session's latest admitted run that ended with an error, or null.
  * - `admittedPrompts` (shared): the invocation ids of the session's prompts admitted and not yet seen end, in order.
  * - `watch` (shared), `ended`, `forget` (exclusive): internal; the object sends them to itself.
  */
 export const admissionInterface = iface.object(ADMISSION_SERVICE, {
   admit: iface.json<PromptAdmissionRequest, PromptAdmission>(),
+  admitMany: iface.json<PromptAdmissionBatch, PromptAdmission[]>(),
   steer: iface.json<SteeringAdmissionRequest, SteeringAdmission>(),
   failedRun: iface.shared.json<string, string | null>(),
   admittedPrompts: iface.shared.json<string, string[]>(),

@@ -1,10 +1,12 @@
-import { randomUUID } from 'node:crypto'
 import * as clients from '@restatedev/restate-sdk-clients'
 import { admissionInterface } from '../contract/admission'
 import type { AdmissionRefusal, PromptAdmissionRequest, SteeringAdmissionRequest } from '../contract/admission'
 import { GatewayError } from './errors'
-import { answeredWithin, heldCall, type RestateIngress } from './restate-ingress'
+import { answeredWithin, type RestateIngress } from './restate-ingress'
+import type { AdmissionWait, PromptAdmissions } from './prompt-admissions'
 import { BUSY_RETRY_AFTER_SECONDS } from './tenant-limits'
+
+export type { AdmissionWait } from './prompt-admissions'
 
 /**
  * Default wait for the tenant's admission to answer a prompt or a message. Past it no services process is taking work:
@@ -12,15 +14,9 @@ import { BUSY_RETRY_AFTER_SECONDS } from './tenant-limits'
  */
 export const ADMISSION_WAIT_MS = 10_000
 
-/** How a request waits for its admission: up to `waitMs`, or held until it answers (`?wait=true`). */
-export type AdmissionWait = { kind: 'bounded'; waitMs: number } | { kind: 'held'; signal: AbortSignal; renewMs: number }
-
-/** Admits a prompt in `admission/<tenant>`: its run's id and whether it is queued; undefined when the admission did not answer in time. */
-export async function admitPrompt(ingress: RestateIngress, tenant: string, request: PromptAdmissionRequest, wait: AdmissionWait): Promise<{ invocationId: string; queued: boolean } | undefined> {
-  const admit = (options: { timeout: number } | { signal: AbortSignal; idempotencyKey: string }) => ingress.client.client(admissionInterface, tenant).admit(request, clients.rpc.opts(options))
-  // Held: one idempotency key for every renewal, so each attaches to the same admission instead of asking again.
-  const idempotencyKey = `admission-${randomUUID()}`
-  const admission = wait.kind === 'held' ? await heldCall(signal => admit({ signal, idempotencyKey }), wait.signal, wait.renewMs) : await answeredWithin(wait.waitMs, admit)
+/** Admits a prompt through the gateway's {@link PromptAdmissions}: its run's id and whether it is queued; undefined when the admission did not answer in time. */
+export async function admitPrompt(admissions: PromptAdmissions, tenant: string, request: PromptAdmissionRequest, wait: AdmissionWait): Promise<{ invocationId: string; queued: boolean } | undefined> {
+  const admission = await admissions.admit(tenant, request, wait)
   if (admission === undefined || admission.outcome === 'admitted') return admission
   throw refusalError(admission)
 }

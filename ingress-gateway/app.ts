@@ -8,6 +8,7 @@ import { installJsonParser, installValidation } from './json-body'
 import { createLiveDeltas, NO_LIVE_DELTAS, type LiveDeltas } from './live-deltas'
 import { eventLogSource } from './event-log-source'
 import { createRestateAdmin, type RestateAdmin } from './restate-admin'
+import { PromptAdmissions } from './prompt-admissions'
 import { connectIngress, MAX_HOLD_MS, type RestateIngress } from './restate-ingress'
 import { SessionFeeds, type EventLogSource } from './session-feeds'
 import { installCors } from './cors'
@@ -40,6 +41,8 @@ export interface RouteDependencies {
   eventLog: { source: EventLogSource; feeds: SessionFeeds }
   /** The protocol-neutral session activity the chat protocols (AI SDK, AG-UI) map. */
   timeline: RunTimeline
+  /** The admission of prompts: a tenant's prompts that arrive together are admitted in one call. */
+  admissions: PromptAdmissions
 }
 
 /**
@@ -87,6 +90,7 @@ export async function buildGateway(config: GatewayConfig): Promise<FastifyInstan
     live,
     eventLog,
     timeline: createRunTimeline({ ingress, live, eventLog, config }),
+    admissions: new PromptAdmissions(ingress),
   }
   for (const routes of [healthRoutes, sessionPromptRoutes, sessionMessageRoutes, sessionRoutes, sessionListRoutes, sessionEventRoutes, awakeableRoutes, chatRoutes, agUiRoutes, consoleRoutes]) {
     await app.register(routes, dependencies)

@@ -55,7 +55,7 @@ export async function planAgUiRun(dependencies: RouteDependencies, tenant: strin
   // Read before the admission: the run's `run-start` comes after it.
   const after = await dependencies.timeline.eventCount(key)
   const view = await readView(dependencies, key)
-  await admitPrompt(dependencies.ingress, tenant, { sessionKey: key, run: { prompt: prompt.text }, maxRuns: dependencies.limits.maxConcurrentRuns }, { kind: 'bounded', waitMs: servicesWaitMs(dependencies) })
+  await admitPrompt(dependencies.admissions, tenant, { sessionKey: key, run: { prompt: prompt.text }, maxRuns: dependencies.limits.maxConcurrentRuns }, { kind: 'bounded', waitMs: servicesWaitMs(dependencies) })
   const messages: Message[] = [...snapshotMessages(view.turns), { id: prompt.id, role: 'user', content: prompt.text }]
   return { opening: opening(input, messages), after, mapping: { ...base, prompt: prompt.text } }
 }

@@ -14,7 +14,7 @@ import { sessionKey } from '../tenancy'
 /** What a chat request streams: the session's events after `after`, mapped for `target`. */
 export interface ChatPlan { after: number; target: UiStreamTarget }
 
-type PlanDependencies = Pick<RouteDependencies, 'ingress' | 'timeline' | 'limits' | 'config'>
+type PlanDependencies = Pick<RouteDependencies, 'ingress' | 'timeline' | 'limits' | 'config' | 'admissions'>
 
 /**
  * Does what a chat request asks and says what to stream: answers its approvals (the run's continuation), or steers
@@ -36,7 +36,7 @@ export async function planChat(dependencies: PlanDependencies, tenant: string, s
     return { after: run.startSeq - 1, target: { runId: run.runId, messageId: `${run.runId}:${randomUUID()}`, resumeAt: { steerText: prompt } } }
   }
   const after = await timeline.eventCount(key)
-  await admitPrompt(ingress, tenant, { sessionKey: key, run: runRequest(prompt, body), maxRuns: limits.maxConcurrentRuns }, { kind: 'bounded', waitMs })
+  await admitPrompt(dependencies.admissions, tenant, { sessionKey: key, run: runRequest(prompt, body), maxRuns: limits.maxConcurrentRuns }, { kind: 'bounded', waitMs })
   return { after, target: {} }
 }
 

@@ -68,7 +68,7 @@ const schema = {
 } as const
 
 /** `POST /v1/sessions/:sessionId/prompts`: start (or queue) a run; optionally wait for its result. */
-export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, config }) => {
+export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async (app, { ingress, auth, limits, config, admissions }) => {
   const holdMs = Math.min(config.attachTimeoutMs ?? MAX_HOLD_MS, MAX_HOLD_MS)
   app.post<{ Params: SessionParams; Body: SessionRunRequest; Querystring: { wait?: boolean }; Headers: { 'idempotency-key'?: string } }>('/v1/sessions/:sessionId/prompts', { onRequest: auth.requireApiKey, schema }, async (request, reply) => {
     const { sessionId } = request.params
@@ -79,7 +79,7 @@ export const sessionPromptRoutes: FastifyPluginAsync<RouteDependencies> = async 
       const wait: AdmissionWait = waits ? { kind: 'held', signal: client.signal, renewMs: holdMs } : { kind: 'bounded', waitMs: config.servicesWaitMs ?? ADMISSION_WAIT_MS }
       checkModel(config.models, request.body.model)
       // The body schema admits exactly the run request's fields.
-      const admitted = await admitPrompt(ingress, request.tenant, { sessionKey: sessionKey(request.tenant, sessionId), run: request.body, maxRuns: limits.maxConcurrentRuns, ...idempotencyOf(request.headers['idempotency-key'], request.body) }, wait)
+      const admitted = await admitPrompt(admissions, request.tenant, { sessionKey: sessionKey(request.tenant, sessionId), run: request.body, maxRuns: limits.maxConcurrentRuns, ...idempotencyOf(request.headers['idempotency-key'], request.body) }, wait)
       if (admitted === undefined) return reply.status(202).send({ sessionId, note: PENDING_NOTE })
       const { invocationId, queued } = admitted
       if (!waits) return reply.status(202).send({ sessionId, invocationId, queued, ...(queued ? { note: QUEUED_NOTE } : {}) })

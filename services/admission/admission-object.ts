@@ -2,7 +2,7 @@ import * as restate from '@restatedev/restate-sdk'
 import type { AddMessageRequest, SessionRunRequest } from '../../contract/session'
 import { inboxInterface, sessionInterface } from '../../contract/interfaces'
 import { admissionInterface } from '../../contract/admission'
-import type { ClientIdempotency, EndedRun, PromptAdmission, PromptAdmissionRequest, SteeringAdmission, SteeringAdmissionRequest, WatchedRun } from '../../contract/admission'
+import type { ClientIdempotency, EndedRun, PromptAdmission, PromptAdmissionBatch, PromptAdmissionRequest, SteeringAdmission, SteeringAdmissionRequest, WatchedRun } from '../../contract/admission'
 import { countedRuns, queuedAhead } from './admitted-runs'
 import type { AdmittedRun } from './admitted-runs'
 
@@ -25,17 +25,76 @@ interface RememberedKey {
  * key seen before answers what it started (same body) or a refusal (another body), and counts nothing.
  */
 async function admit(ctx: restate.ObjectContext, request: PromptAdmissionRequest): Promise<PromptAdmission> {
-  const remembered = await rememberedKey(ctx, 'prompts', request)
-  if (remembered?.sameBody === false) return { outcome: 'idempotency_key_reused' }
-  const runs = await admittedRuns(ctx)
-  if (remembered) return { outcome: 'admitted', invocationId: remembered.id, queued: queuedAhead(runs, request.sessionKey, remembered.id) }
-  if (countedRuns(runs) >= request.maxRuns) return { outcome: 'too_many_runs', maxRuns: request.maxRuns }
-  const queued = queuedAhead(runs, request.sessionKey)
-  const options = restate.rpc.sendOpts<SessionRunRequest>(request.idempotency ? { idempotencyKey: restateIdempotencyKey(request.idempotency) } : {})
-  const invocationId = await ctx.sendClient(sessionInterface, request.sessionKey).run(request.run, options).invocationId
-  track(ctx, runs, { sessionKey: request.sessionKey, invocationId, kind: 'prompt' })
-  rememberKey(ctx, 'prompts', request, invocationId)
-  return { outcome: 'admitted', invocationId, queued }
+  const [admission] = await admitAll(ctx, [request])
+  if (!admission) throw new restate.TerminalError('admission: no answer for the prompt')
+  return admission
+}
+
+/**
+ * `admitMany` (exclusive): `admit` for each prompt of a batch, in order, as if they came one after another, in one
+ * invocation: the gateway sends the prompts of a tenant that arrive while its last admission is under way together,
+ * so a burst costs the tenant's lock a few invocations instead of one per prompt.
+ */
+async function admitMany(ctx: restate.ObjectContext, batch: PromptAdmissionBatch): Promise<PromptAdmission[]> {
+  return admitAll(ctx, batch.requests)
+}
+
+/** What one prompt of a batch comes to before its run's invocation id is known. */
+type Sending = { outcome: 'sending'; request: PromptAdmissionRequest; queued: boolean; invocationId: Promise<string> }
+type PendingAdmission = PromptAdmission | Sending | { outcome: 'repeat'; of: Sending }
+
+/**
+ * Decides the prompts in order (the runs listed, the keys remembered and the runs sent by those before each count for
+ * it), sends the admitted runs, then waits for their invocation ids together: one round trip for the reads and one
+ * for the sends, whatever the batch's size.
+ */
+async function admitAll(ctx: restate.ObjectContext, requests: readonly PromptAdmissionRequest[]): Promise<PromptAdmission[]> {
+  const [runs, remembered] = await readForAdmission(ctx, requests)
+  const started: AdmittedRun[] = []
+  // Keys this batch sends a run for: a later prompt with the same key answers what that one started.
+  const sentFor = new Map<string, Sending>()
+  const pending: PendingAdmission[] = requests.map(request => {
+    const key = request.idempotency ? idempotencyKeyOf('prompts', request.sessionKey, request.idempotency) : undefined
+    const known = key === undefined ? undefined : remembered.get(key) ?? sentFor.get(key)?.request.idempotency
+    if (known && known.fingerprint !== request.idempotency?.fingerprint) return { outcome: 'idempotency_key_reused' }
+    const repeated = key === undefined ? undefined : sentFor.get(key)
+    if (repeated) return { outcome: 'repeat', of: repeated }
+    if (known && 'id' in known) return { outcome: 'admitted', invocationId: known.id, queued: queuedAhead([...runs, ...started], request.sessionKey, known.id) }
+    if (countedRuns([...runs, ...started]) >= request.maxRuns) return { outcome: 'too_many_runs', maxRuns: request.maxRuns }
+    const queued = queuedAhead([...runs, ...started], request.sessionKey)
+    const options = restate.rpc.sendOpts<SessionRunRequest>(request.idempotency ? { idempotencyKey: restateIdempotencyKey(request.idempotency) } : {})
+    const invocationId = ctx.sendClient(sessionInterface, request.sessionKey).run(request.run, options).invocationId
+    // Listed now, its id filled in below: the prompts after it count it and queue behind it.
+    started.push({ sessionKey: request.sessionKey, invocationId: '', kind: 'prompt' })
+    const sending: Sending = { outcome: 'sending', request, queued, invocationId }
+    if (key !== undefined) sentFor.set(key, sending)
+    return sending
+  })
+  const sending = pending.filter((admission): admission is Sending => admission.outcome === 'sending')
+  // Awaited in order: the first await sends every run, and their ids come back together.
+  const admitted: Array<{ admission: Sending; invocationId: string }> = []
+  for (const admission of sending) admitted.push({ admission, invocationId: await admission.invocationId })
+  for (const { admission, invocationId } of admitted) {
+    track(ctx, { sessionKey: admission.request.sessionKey, invocationId, kind: 'prompt' })
+    rememberKey(ctx, 'prompts', admission.request, invocationId)
+  }
+  if (admitted.length > 0) ctx.set<AdmittedRun[]>(ADMITTED_RUNS_KEY, [...runs, ...admitted.map(({ admission, invocationId }) => ({ sessionKey: admission.request.sessionKey, invocationId, kind: 'prompt' as const }))])
+  const idOf = new Map(admitted.map(({ admission, invocationId }) => [admission, invocationId]))
+  return pending.map(admission => {
+    if (admission.outcome === 'sending') return { outcome: 'admitted', invocationId: idOf.get(admission) ?? '', queued: admission.queued }
+    if (admission.outcome === 'repeat') return { outcome: 'admitted', invocationId: idOf.get(admission.of) ?? '', queued: admission.of.queued }
+    return admission
+  })
+}
+
+/** The tenant's listed runs and the remembered client keys of `requests`, read in one round trip. */
+async function readForAdmission(ctx: restate.ObjectContext, requests: readonly PromptAdmissionRequest[]): Promise<[AdmittedRun[], Map<string, RememberedKey>]> {
+  const keys = [...new Set(requests.flatMap(request => request.idempotency ? [idempotencyKeyOf('prompts', request.sessionKey, request.idempotency)] : []))]
+  const reads = [ADMITTED_RUNS_KEY, ...keys].map(key => ctx.get<unknown>(key) as unknown as restate.RestatePromise<unknown>)
+  const [runs, ...values] = await restate.RestatePromise.all(reads)
+  const remembered = new Map<string, RememberedKey>()
+  keys.forEach((key, index) => { const value = values[index] as RememberedKey | null | undefined; if (value) remembered.set(key, value) })
+  return [(runs as AdmittedRun[] | null) ?? [], remembered]
 }
 
 /**
@@ -54,14 +113,15 @@ async function steer(ctx: restate.ObjectContext, request: SteeringAdmissionReque
   const options = restate.rpc.opts<AddMessageRequest, { id: string }>(request.idempotency ? { idempotencyKey: restateIdempotencyKey(request.idempotency) } : {})
   const { id } = await ctx.client(inboxInterface, request.sessionKey).add({ text: request.text }, options)
   const invocationId = await ctx.sendClient(sessionInterface, request.sessionKey).deliver().invocationId
-  track(ctx, runs, { sessionKey: request.sessionKey, invocationId, kind: 'steering' })
+  const run: AdmittedRun = { sessionKey: request.sessionKey, invocationId, kind: 'steering' }
+  ctx.set<AdmittedRun[]>(ADMITTED_RUNS_KEY, [...runs, run])
+  track(ctx, run)
   rememberKey(ctx, 'messages', request, id)
   return { outcome: 'saved', messageId: id }
 }
 
-/** Lists an admitted invocation and starts its watch. */
-function track(ctx: restate.ObjectContext, runs: readonly AdmittedRun[], run: AdmittedRun): void {
-  ctx.set<AdmittedRun[]>(ADMITTED_RUNS_KEY, [...runs, run])
+/** Starts the watch of an admitted invocation (the caller lists it in `runs`). */
+function track(ctx: restate.ObjectContext, run: AdmittedRun): void {
   ctx.sendClient(admissionInterface, ctx.key).watch({ sessionKey: run.sessionKey, invocationId: run.invocationId })
 }
 
@@ -135,6 +195,7 @@ const unretained = { journalRetention: 0 }
 export const admissionObject = restate.implement(admissionInterface, {
   handlers: {
     admit,
+    admitMany,
     steer,
     failedRun: async (ctx: restate.ObjectSharedContext, sessionKey: string) => (await ctx.get<string>(failedRunKey(sessionKey))) ?? null,
     admittedPrompts: async (ctx: restate.ObjectSharedContext, sessionKey: string) =>

@@ -47,7 +47,7 @@ describe.each(REPLAY_MODES)('the admission object ($mode)', ({ alwaysReplay }) =
 
   let tenants = 0
   /** A tenant of its own per test: `t<n>`, its sessions `t<n>~<id>`. */
-  const newTenant = (): { admit: (sessionId: string, prompt: string, extra?: Partial<PromptAdmissionRequest>) => Promise<PromptAdmission>; steer: (sessionId: string, text: string, extra?: Partial<SteeringAdmissionRequest>) => Promise<SteeringAdmission>; key: (sessionId: string) => string; failedRun: (sessionId: string) => Promise<string | null> } => {
+  const newTenant = (): { admit: (sessionId: string, prompt: string, extra?: Partial<PromptAdmissionRequest>) => Promise<PromptAdmission>; steer: (sessionId: string, text: string, extra?: Partial<SteeringAdmissionRequest>) => Promise<SteeringAdmission>; key: (sessionId: string) => string; failedRun: (sessionId: string) => Promise<string | null>; admitMany: (prompts: Array<[string, string, Partial<PromptAdmissionRequest>?]>) => Promise<PromptAdmission[]> } => {
     const tenant = `${alwaysReplay ? 'r' : 'n'}${++tenants}`
     const key = (sessionId: string): string => `${tenant}~${sessionId}`
     return {
@@ -55,6 +55,7 @@ describe.each(REPLAY_MODES)('the admission object ($mode)', ({ alwaysReplay }) =
       admit: async (sessionId, prompt, extra = {}) => (await h().call<PromptAdmission>(`admission/${tenant}/admit`, { sessionKey: key(sessionId), run: { prompt }, maxRuns: 2, ...extra })).body,
       steer: async (sessionId, text, extra = {}) => (await h().call<SteeringAdmission>(`admission/${tenant}/steer`, { sessionKey: key(sessionId), text, maxRuns: 2, ...extra })).body,
       failedRun: async (sessionId) => (await h().call<string | null>(`admission/${tenant}/failedRun`, key(sessionId))).body,
+      admitMany: async (prompts) => (await h().call<PromptAdmission[]>(`admission/${tenant}/admitMany`, { requests: prompts.map(([sessionId, prompt, extra = {}]) => ({ sessionKey: key(sessionId), run: { prompt }, maxRuns: 2, ...extra })) })).body,
     }
   }
   const parkedRun = (key: string): Promise<string> => h().waitFor(() => parked.get(key), 20_000, `the parked run of ${key}`)
@@ -111,6 +112,26 @@ describe.each(REPLAY_MODES)('the admission object ($mode)', ({ alwaysReplay }) =
     expect(await t.steer('idle', 'more')).toMatchObject({ outcome: 'saved' })
     await finish(t.key('idle'))
     expect(await admittedOnceFree(() => t.admit('b', 'done'))).toMatchObject({ outcome: 'admitted' })
+  })
+
+  it('admits a batch as the same prompts one after another: the cap, the queue and the client keys count those before', async () => {
+    const t = newTenant()
+    const k = { key: 'k-batch', fingerprint: 'f1' }
+    const batch = await t.admitMany([['a', 'park', { idempotency: k }], ['a', 'park', { idempotency: k }], ['a', 'park', { idempotency: { ...k, fingerprint: 'f2' } }], ['a', 'park'], ['b', 'park']])
+    expect(batch).toEqual([
+      { outcome: 'admitted', invocationId: expect.stringMatching(/^inv_/), queued: false },
+      batch[0],
+      { outcome: 'idempotency_key_reused' },
+      { outcome: 'admitted', invocationId: expect.stringMatching(/^inv_/), queued: true },
+      { outcome: 'too_many_runs', maxRuns: 2 },
+    ])
+    expect(batch[3]).not.toEqual(batch[0])
+    // The batch's key is remembered as an `admit` of its own would have left it; its runs hold the slots.
+    expect(await t.admit('a', 'park', { idempotency: k })).toEqual(batch[0])
+    expect(await t.admit('c', 'park')).toEqual({ outcome: 'too_many_runs', maxRuns: 2 })
+    await finish(t.key('a'))
+    await finish(t.key('a'))
+    expect(await admittedOnceFree(() => t.admit('c', 'done'))).toMatchObject({ queued: false })
   })
 
   it('answers a repeated client key with what it started, refuses it with another body, per session and route', async () => {

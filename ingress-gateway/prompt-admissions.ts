@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto'
+import * as clients from '@restatedev/restate-sdk-clients'
+import { admissionInterface } from '../contract/admission'
+import type { PromptAdmission, PromptAdmissionRequest } from '../contract/admission'
+import { GatewayError } from './errors'
+import { answeredWithin, heldCall, MAX_HOLD_MS, type RestateIngress } from './restate-ingress'
+
+/** How a request waits for its admission: up to `waitMs`, or held until it answers (`?wait=true`). */
+export type AdmissionWait = { kind: 'bounded'; waitMs: number } | { kind: 'held'; signal: AbortSignal; renewMs: number }
+
+/**
+ * Longest a prompt waits in the gateway for its tenant's admission call under way before it is sent on its own: a
+ * prompt told "Restate keeps it" must have reached Restate, so none waits here long.
+ */
+export const BATCH_WAIT_MS = 200
+/** Most prompts one `admitMany` call carries. */
+export const MAX_BATCH = 64
+
+/** A prompt waiting for its admission. */
+class PendingPrompt {
+  readonly answered: Promise<PromptAdmission>
+  settle: { answer: (admission: PromptAdmission) => void; fail: (error: unknown) => void } = { answer: () => undefined, fail: () => undefined }
+  /** Aborts when the client stopped waiting: a bounded wait ran out, or a held client went away. */
+  readonly gaveUp: AbortSignal
+
+  constructor(readonly request: PromptAdmissionRequest, readonly wait: AdmissionWait) {
+    this.answered = new Promise<PromptAdmission>((answer, fail) => { this.settle = { answer, fail } })
+    this.answered.catch(() => undefined) // a prompt that gave up first is not waited for
+    this.gaveUp = wait.kind === 'held' ? wait.signal : AbortSignal.timeout(wait.waitMs)
+  }
+
+  /** The admission, or undefined once a bounded wait ran out (Restate holds the call and admits it later). */
+  async outcome(): Promise<PromptAdmission | undefined> {
+    if (this.wait.kind === 'held') return this.answered
+    const timedOut = new Promise<undefined>(resolve => { this.gaveUp.addEventListener('abort', () => resolve(undefined), { once: true }) })
+    return Promise.race([this.answered, timedOut])
+  }
+}
+
+/** A tenant's prompts: how many admission calls are under way, and the prompts waiting for one to end. */
+interface TenantLane { calls: number; waiting: PendingPrompt[]; timer: NodeJS.Timeout | undefined }
+
+/**
+ * The gateway's admission of prompts, one lane per tenant. A prompt that finds no call of its tenant under way is
+ * admitted at once (`admission/<tenant>/admit`); the prompts that arrive while one is under way wait for it to end,
+ * at most {@link BATCH_WAIT_MS}, and go together in one `admitMany`. The tenant's admission object decides one
+ * invocation at a time, so a burst of prompts costs it a few invocations instead of one each; an idle tenant's prompt
+ * waits for nothing.
+ */
+export class PromptAdmissions {
+  private readonly lanes = new Map<string, TenantLane>()
+
+  constructor(private readonly ingress: RestateIngress) {}
+
+  /** Admits `request` for `tenant`: the admission, or undefined when a bounded wait ran out first. */
+  async admit(tenant: string, request: PromptAdmissionRequest, wait: AdmissionWait): Promise<PromptAdmission | undefined> {
+    const prompt = new PendingPrompt(request, wait)
+    const lane = this.lanes.get(tenant) ?? { calls: 0, waiting: [], timer: undefined }
+    this.lanes.set(tenant, lane)
+    if (lane.calls === 0) this.send(tenant, lane, [prompt])
+    else {
+      lane.waiting.push(prompt)
+      lane.timer ??= setTimeout(() => { this.sendWaiting(tenant, lane) }, BATCH_WAIT_MS)
+    }
+    return prompt.outcome()
+  }
+
+  /** Sends the waiting prompts of `lane` (a batch at most {@link MAX_BATCH} long; the rest wait for it). */
+  private sendWaiting(tenant: string, lane: TenantLane): void {
+    clearTimeout(lane.timer)
+    lane.timer = undefined
+    if (lane.waiting.length === 0) return
+    this.send(tenant, lane, lane.waiting.splice(0, MAX_BATCH))
+    if (lane.waiting.length > 0) lane.timer = setTimeout(() => { this.sendWaiting(tenant, lane) }, BATCH_WAIT_MS)
+  }
+
+  private send(tenant: string, lane: TenantLane, prompts: readonly PendingPrompt[]): void {
+    lane.calls += 1
+    const call = prompts.length === 1 && prompts[0] ? this.admitOne(tenant, prompts[0]) : this.admitBatch(tenant, prompts)
+    void call.finally(() => {
+      lane.calls -= 1
+      if (lane.waiting.length > 0) this.sendWaiting(tenant, lane)
+      else if (lane.calls === 0 && this.lanes.get(tenant) === lane) this.lanes.delete(tenant)
+    })
+  }
+
+  /** One prompt: `admit`, bounded by its wait, or held with one idempotency key for every renewal. */
+  private async admitOne(tenant: string, prompt: PendingPrompt): Promise<void> {
+    const admit = (options: { timeout: number } | { signal: AbortSignal; idempotencyKey: string }) => this.ingress.client.client(admissionInterface, tenant).admit(prompt.request, clients.rpc.opts(options))
+    try {
+      const { wait } = prompt
+      const idempotencyKey = `admission-${randomUUID()}`
+      const admission = wait.kind === 'held' ? await heldCall(signal => admit({ signal, idempotencyKey }), wait.signal, wait.renewMs) : await answeredWithin(wait.waitMs, admit)
+      // Unanswered within a bounded wait: the prompt gave up at the same time (Restate keeps the call).
+      if (admission !== undefined) prompt.settle.answer(admission)
+    } catch (error) {
+      prompt.settle.fail(error)
+    }
+  }
+
+  /**
+   * Several prompts: one `admitMany`, held (with one idempotency key, so a renewal attaches to the same invocation)
+   * until it answers or every prompt of it gave up; Restate keeps a call left unanswered and admits its prompts later.
+   */
+  private async admitBatch(tenant: string, prompts: readonly PendingPrompt[]): Promise<void> {
+    const idempotencyKey = `admission-${randomUUID()}`
+    const allGaveUp = new AbortController()
+    let left = prompts.length
+    for (const prompt of prompts) prompt.gaveUp.addEventListener('abort', () => { if (--left === 0) allGaveUp.abort() }, { once: true })
+    const renewMs = Math.min(MAX_HOLD_MS, ...prompts.map(prompt => (prompt.wait.kind === 'held' ? prompt.wait.renewMs : MAX_HOLD_MS)))
+    try {
+      const admissions = await heldCall(signal => this.ingress.client.client(admissionInterface, tenant).admitMany({ requests: prompts.map(prompt => prompt.request) }, clients.rpc.opts({ signal, idempotencyKey })), allGaveUp.signal, renewMs)
+      prompts.forEach((prompt, index) => {
+        const admission = admissions[index]
+        if (admission) prompt.settle.answer(admission)
+        else prompt.settle.fail(new GatewayError('restate_error', `the admission answered ${admissions.length} of ${prompts.length} prompts`))
+      })
+    } catch (error) {
+      for (const prompt of prompts) prompt.settle.fail(error)
+    }
+  }
+}
