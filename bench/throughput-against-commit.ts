@@ -13,6 +13,7 @@ import type { Report } from './lib/report'
 import { startSpawnedStack } from './lib/spawned-stack'
 import type { SpawnedStack } from './lib/spawned-stack'
 import { quantile, summarize } from './lib/stats'
+import { countWorkersDuring } from './lib/worker-census'
 
 const SECTION = 14
 /** The commit of Nov 30 whose throughput issue #31 asks to reach again. */
@@ -33,8 +34,8 @@ async function currentSource(): Promise<{ root: string; label: string }> {
 /** Sessions whose run journal is counted on each stack, from the warm-up (every one of them completed its 10 turns). */
 const CENSUS_SESSIONS = 3
 
-/** What the probes of one stack keep besides their samples: each batch. */
-interface StackRecords { batches: Map<string, GatewayBatch[]> }
+/** What the probes of one stack keep besides their samples: each batch, and the file-tool workers seen during it. */
+interface StackRecords { batches: Map<string, GatewayBatch[]>; workers: Map<string, number[]> }
 
 /** A probe sending one batch of `sessions` to `stack` per round (`intervalMs` apart, 0: at once); returns sessions/min. */
 function batchProbe(name: string, stack: SpawnedStack, records: StackRecords, options: BenchOptions['baseline'], intervalMs: number): Probe {
@@ -45,8 +46,9 @@ function batchProbe(name: string, stack: SpawnedStack, records: StackRecords, op
     async measure() {
       const ids = Array.from({ length: options.sessions }, (_, index) => `${name.replace(/\W+/g, '-')}-${process.pid}-r${round}-${index}`)
       round += 1
-      const batch = await runGatewayBatch(stack, ids, prompt, intervalMs)
+      const { result: batch, workers } = await countWorkersDuring(() => runGatewayBatch(stack, ids, prompt, intervalMs))
       records.batches.set(name, [...(records.batches.get(name) ?? []), batch])
+      records.workers.set(name, [...(records.workers.get(name) ?? []), workers])
       return sessionsPerMinute(batch)
     },
   }
@@ -82,7 +84,7 @@ export async function measureThroughputAgainstCommit(options: BenchOptions, repo
     stacks.push(baseline)
     const sizes = options.baseline
     const warmedUp = new Map([[current, await warmUp(current, sizes)], [baseline, await warmUp(baseline, sizes)]])
-    const records = new Map<SpawnedStack, StackRecords>(stacks.map(stack => [stack, { batches: new Map() }]))
+    const records = new Map<SpawnedStack, StackRecords>(stacks.map(stack => [stack, { batches: new Map(), workers: new Map() }]))
     const intervalMs = 60_000 / sizes.pacedPerMinute
     const names = namesOf(sizes)
     const probes = stacks.flatMap((stack, index) => {
@@ -95,7 +97,7 @@ export async function measureThroughputAgainstCommit(options: BenchOptions, repo
     const census = { current: await journals(current), baseline: await journals(baseline) }
     const batches = [...records.values()].flatMap(kept => [...kept.batches.values()].flat())
     addFigures(samples, census, sizes, report)
-    report.notes.push(`§${SECTION} Current (${source.label}) against ${BASELINE_LABEL}: both stacks started by their own scripts/start.ts (demo model, one API key, per-key limits lifted), checkout ${checkout.reused ? 'reused' : 'made'} in ${checkout.folder}; ${sizes.rounds} measured rounds after ${sizes.warmupRounds} warm-up, each a batch of ${sizes.sessions} at once and ${sizes.sessions} arriving at ${sizes.pacedPerMinute}/min on each stack, order rotated per round. Run latency at the fixed rate, p50: current ${latency(records.get(current), names.current.paced)} ms, Nov 30 ${latency(records.get(baseline), names.baseline.paced)} ms. Invocations keyed by a warm-up session and their journal entries in all: current ${describe(census.current)}, Nov 30 ${describe(census.baseline)}. Failures: ${[...new Set(batches.flatMap(batch => batch.failures))].join(', ') || 'none'}. Section time ${((performance.now() - started) / 1000).toFixed(0)} s.`)
+    report.notes.push(`§${SECTION} Current (${source.label}) against ${BASELINE_LABEL}: both stacks started by their own scripts/start.ts (demo model, one API key, per-key limits lifted), checkout ${checkout.reused ? 'reused' : 'made'} in ${checkout.folder}; ${sizes.rounds} measured rounds after ${sizes.warmupRounds} warm-up, each a batch of ${sizes.sessions} at once and ${sizes.sessions} arriving at ${sizes.pacedPerMinute}/min on each stack, order rotated per round. Run latency at the fixed rate, p50: current ${latency(records.get(current), names.current.paced)} ms, Nov 30 ${latency(records.get(baseline), names.baseline.paced)} ms. File-tool worker processes seen on the host per batch of ${sizes.sessions} (sampled every 200 ms, a lower bound; the Nov 30 commit has none): current at once ${workersSeen(records.get(current), names.current.burst)}, at the fixed rate ${workersSeen(records.get(current), names.current.paced)}. Invocations keyed by a warm-up session and their journal entries in all: current ${describe(census.current)}, Nov 30 ${describe(census.baseline)}. Failures: ${[...new Set(batches.flatMap(batch => batch.failures))].join(', ') || 'none'}. Section time ${((performance.now() - started) / 1000).toFixed(0)} s.`)
   } finally {
     for (const stack of stacks.reverse()) await stack.stop()
   }
@@ -110,6 +112,10 @@ function namesOf(sizes: BenchOptions['baseline']): Record<'current' | 'baseline'
 
 function latency(records: StackRecords | undefined, name: string): string {
   return quantile((records?.batches.get(name) ?? []).flatMap(batch => batch.runMs), 0.5).toFixed(0)
+}
+
+function workersSeen(records: StackRecords | undefined, name: string): string {
+  return (records?.workers.get(name) ?? []).join(', ') || 'none'
 }
 
 function describe(journals: readonly RunJournal[]): string {
