@@ -2,12 +2,6 @@ import { DatabaseSync } from 'node:sqlite'
 import { DurableError } from '../../errors/zidane-error'
 import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from './schema'
 
-/**
- * WAL pages after which a commit checkpoints inline (SQLite's default is 1000, about 140 turns): a safety net for a
- * process whose heartbeat cannot keep up, 16 MiB of WAL.
- */
-export const WAL_AUTOCHECKPOINT_PAGES = 4000
-
 /** How the file is opened: its path and how long to wait for another writer. */
 export interface OpenDatabaseOptions {
   path: string
@@ -26,8 +20,6 @@ export function openDatabase(options: OpenDatabaseOptions): DatabaseSync {
     db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs))}`)
     const mode = db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode?: string } | undefined
     if (mode?.journal_mode !== 'wal') throw new DurableError(`${options.path}: could not switch to WAL mode (got ${String(mode?.journal_mode)}).`, 'sqlite_open_failed')
-    // The runtime checkpoints on its heartbeat, off the turns' path; a commit checkpoints only past this many pages.
-    db.exec(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`)
     migrate(db, options.path)
     return db
   } catch (error) {

@@ -295,8 +295,10 @@ export class SqliteJournal {
 
   /**
    * Renews this owner's lease, then checkpoints the WAL (`PASSIVE`: never waits for readers) when this runtime
-   * committed since the last beat: the copy into the main file and its sync happen here, between turns or while a
-   * model call is awaited, instead of inside the commit that crosses the autocheckpoint threshold.
+   * committed since the last beat: the copy into the main file and its syncs happen here, between turns or while a
+   * model call is awaited, instead of inside the commit that crosses SQLite's threshold (1000 pages, which stays as
+   * the net for a loop that writes more in a second). The next commit then overwrites the WAL from its start, which
+   * syncs faster than a commit that grows the file.
    */
   heartbeat(): void {
     if (!this.open) return

@@ -24,15 +24,8 @@ describe('SQLite runtime: WAL checkpoints', () => {
     const afterFirst = walFrames()
     await delay(120)
     await recordSteps(runtime, 'run_b', 60)
-    // Without the checkpoint the second batch would append behind the first (SQLite checkpoints at 1000 pages only).
+    // Without the checkpoint the second batch would append behind the first (SQLite checkpoints at 1000 pages only),
+    // and a commit that grows the WAL file costs more to sync than one that overwrites it.
     expect(walFrames()).toBeLessThan(afterFirst * 1.5)
-  })
-
-  it('leaves the commits of a busy stretch without an inline checkpoint up to 4000 pages', async () => {
-    const runtime = files.open({ heartbeatMs: 60_000 })
-    await runtime.runs.claim('s1', 'run_a')
-    for (let batch = 0; batch < 40 && walFrames() < 1500; batch++) await recordSteps(runtime, `run_${batch}`, 50)
-    // SQLite's default (1000 pages) would have checkpointed inside a commit and restarted the WAL below 1000 pages.
-    expect(walFrames()).toBeGreaterThanOrEqual(1500)
   })
 })
