@@ -19,8 +19,8 @@ import type { RestateObjectContextLike } from './types'
  * The header's counters say which keys exist. A write sets the new turn and run keys first and the header last: an
  * invocation cut off in between leaves keys past the counters, which readers ignore and the next write overwrites.
  * While a run is in progress the header is written once per boundary, not after each record: a write the run is sure to
- * follow with another header write (a starting run's record and status, an assistant turn, an ending run's record)
- * only updates the store's copy, and the next header write carries it (see `deferHeader`).
+ * follow with another header write (a starting run's record and status, a results turn, a final assistant turn, an
+ * ending run's record) only updates the store's copy, and the next header write carries it (see `deferHeader`).
  * `flushSessionHeader` writes a pending header at once: before a wait outside any step, and before a failure path
  * reads the state with a store of its own.
  * Loading reads the header, the turns from `historyFrom` (the compaction checkpoint: older turns are never sent to the
@@ -85,13 +85,6 @@ export interface RestateSessionStoreOptions {
    * header after every record, as a writer that is not `createAgent`'s loop may need.
    */
   headerPerBoundary?: boolean
-  /**
-   * How far, in the run's journaled time, the stored header may lag a running session's newest results turn before one
-   * is written with it (default `DEFAULT_HEADER_LAG_MS`, 2 s; 0: at every such turn). Fast turns
-   * then write the header once in several; the header is still written at the run's end and before a wait outside any
-   * step.
-   */
-  headerLagMs?: number
   /** Never write state: for a store built from a SHARED handler's context. Every mutating method throws a `SessionError` `session_read_only`. */
   readOnly?: boolean
   /**
@@ -127,8 +120,7 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
   const clock = options.clock ?? createCoalescedClock(() => ctx.date.now())
   const log = createSessionLog(ctx, options.promises)
   registerHeaderFlush(ctx, () => log.flushHeader())
-  const lagMs = options.headerLagMs ?? DEFAULT_HEADER_LAG_MS
-  const defer = (write: HeaderWrite): boolean => options.headerPerBoundary !== false && deferHeader(write, lagMs)
+  const defer = (write: HeaderWrite): boolean => options.headerPerBoundary !== false && deferHeader(write)
   const writable = (method: string): StateWriter => {
     if (options.readOnly || !ctx.set || !ctx.clear) throw new SessionError(`restateSessionStore is read-only: ${method}() is not allowed.`, 'session_read_only')
     return { set: ctx.set.bind(ctx), clear: ctx.clear.bind(ctx) }
@@ -161,9 +153,7 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
       return mutate('appendTurns', async (writer) => {
         if (!(await log.load())) return
         const fresh = log.appendTurns(writer, turns)
-        const running = log.header?.status === 'running'
-        const sinceWrittenMs = Math.max(...fresh.map(turn => turn.createdAt)) - log.writtenAt
-        if (fresh.length > 0) log.writeHeader(writer, {}, defer({ turns: fresh, running, sinceWrittenMs }))
+        if (fresh.length > 0) log.writeHeader(writer, {}, defer({ turns: fresh, running: log.header?.status === 'running' }))
       })
     },
     async saveMeta(_sessionId, meta) {
@@ -191,10 +181,9 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
 
 /** What a store write changed, for {@link deferHeader}. */
 interface HeaderWrite {
-  /** Turns it appended, whether the session is running, and how long after the stored header's stamp they were made. */
+  /** Turns it appended, and whether the session is running. */
   turns?: readonly SessionTurn[]
   running?: boolean
-  sinceWrittenMs?: number
   /** Run records it wrote, and the session's status it saved with them. */
   runs?: readonly SessionRun[]
   sessionStatus?: SessionStatus
@@ -206,22 +195,19 @@ function isResultsTurn(turn: SessionTurn): boolean {
   return turn.role === 'user' && turn.content.length > 0 && turn.content.every(block => block.type === 'tool_result')
 }
 
-/** Default of `RestateSessionStoreOptions.headerLagMs`. */
-export const DEFAULT_HEADER_LAG_MS = 2_000
-
 /**
  * Whether the header write after `write` can wait for the next one: true only when the run that made it is sure to
  * write the header again (`createAgent` ends every run with its status), so readers miss nothing for long and the
  * header's counters still only name keys that exist. A starting run (its record, then `running`, then its prompt turn:
- * written there), an assistant turn (written with the results turn after it, or at the run's end), a running session's
- * results turn made less than `lagMs` of journaled time after the stored header, and an ending run's record (written
- * with its status) wait; the other user turns, the ending status and every write outside a run do not.
+ * written there), a running session's results turn (written with the next assistant turn, or at the run's end), a
+ * final assistant turn (no tool call: the run's end follows) and an ending run's record (written with its status)
+ * wait. An assistant turn that calls tools is written at once: readers see the calls while they run.
  */
-function deferHeader(write: HeaderWrite, lagMs: number): boolean {
+function deferHeader(write: HeaderWrite): boolean {
   if (write.status !== undefined) return write.status === 'running'
   if (write.turns) {
-    if (write.turns.every(turn => turn.role === 'assistant')) return true
-    return write.running === true && (write.sinceWrittenMs ?? Infinity) < lagMs && write.turns.every(turn => turn.role === 'assistant' || isResultsTurn(turn))
+    if (write.turns.every(turn => turn.role === 'assistant')) return write.turns.every(turn => !turn.content.some(block => block.type === 'tool_use'))
+    return write.running === true && write.turns.every(isResultsTurn)
   }
   if (!write.runs || write.runs.length === 0) return false
   return write.sessionStatus === 'running' || write.runs.every(run => run.status === 'running')
@@ -322,8 +308,6 @@ interface SessionLog {
   writeHeader(writer: StateWriter, changes: Partial<SessionMeta>, defer?: boolean): void
   /** Writes the header a deferred write kept back, if any. */
   flushHeader(): void
-  /** `updatedAt` of the header last written (0 before any). */
-  readonly writtenAt: number
 }
 
 function createSessionLog(ctx: StateReader & { key: string }, promises?: StateReadCombinators): SessionLog {
@@ -341,7 +325,6 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
   let totals = emptyRunTotals()
   /** Set while the header in `log.header` is newer than the stored one: where to write it. */
   let pendingWriter: StateWriter | undefined
-  let writtenAt = 0
   const topLevelLoaded = (): number => runs.filter(run => run.label === undefined).length
   const log: SessionLog = {
     header: null,
@@ -358,7 +341,6 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
           totals = copyData(header.totals)
         }
         log.header ??= header // a header written while the read was in flight wins
-        if (writtenAt === 0 && header) writtenAt = header.updatedAt
       })()
       loading.catch(() => { loading = undefined }) // a failed read (the invocation is ending) is not cached
       return loading.then(() => log.header !== null)
@@ -429,9 +411,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
       if (!pendingWriter || !log.header) return
       pendingWriter.set(SESSION_STATE_KEY, log.header)
       pendingWriter = undefined
-      writtenAt = log.header.updatedAt
     },
-    get writtenAt() { return writtenAt },
     writeHeader(writer, changes, defer = false) {
       const base = log.header
       const historyFrom = Math.max(base?.historyFrom ?? 0, changes.historyFrom ?? 0, turnOffset)
