@@ -17,9 +17,14 @@ export interface RunSteering extends SteeringInbox {
   watchInteraction(request: RequestInteraction): RequestInteraction
 }
 
+/** Options of {@link inboxSteering}. */
+export interface InboxSteeringOptions {
+  /** Called right before each wait outside any step (a self-journaling call, an approval), on every replay alike. */
+  beforeWaitOutsideSteps?: () => void
+}
+
 /**
- * The run's steering inbox on Restate (`beforeWaitOutsideSteps`: called right before each wait outside any step, on
- * every replay alike). A call to the inbox object at every turn boundary would cost a whole
+ * The run's steering inbox on Restate. A call to the inbox object at every turn boundary would cost a whole
  * invocation per turn, so the run arms a signal instead: an awakeable it hands to `inbox/<key>/watch` (one-way), which
  * the inbox resolves when a message is waiting or arrives. While the signal is armed, each step the run awaits is
  * awaited together with it, in one combinator (`watchStep`): a race of the signal against the step, joined with the
@@ -34,7 +39,7 @@ export interface RunSteering extends SteeringInbox {
  * not work: the SDK's combinator settles with the completed step before it has looked at the signal
  * (`docs/design/steering-inbox.md`).
  */
-export function inboxSteering(ctx: restate.ObjectContext, options: { beforeWaitOutsideSteps?: () => void } = {}): RunSteering {
+export function inboxSteering(ctx: restate.ObjectContext, options: InboxSteeringOptions = {}): RunSteering {
   let signal: restate.RestatePromise<null> | undefined
   let fired = false
   // Set by a wait outside any step since the last boundary: the code path sets it, the same on every replay.
@@ -46,12 +51,7 @@ export function inboxSteering(ctx: restate.ObjectContext, options: { beforeWaitO
   }
   const watchStep = <T>(step: Promise<T>): Promise<T> => {
     if (!signal || fired || !restate.isRestatePromise(step)) return step
-    const first = restate.RestatePromise.race([signal.map(() => true), step.map(() => false)])
-    return restate.RestatePromise.all([first, step]).map((values, failure) => {
-      if (failure !== undefined || values === undefined) throw failure ?? new restate.TerminalError('steering: a watched step settled without a value')
-      if (values[0]) fired = true
-      return values[1]
-    })
+    return withSignal(signal, step, () => { fired = true })
   }
   return {
     watchStep,
@@ -73,6 +73,19 @@ export function inboxSteering(ctx: restate.ObjectContext, options: { beforeWaitO
       return (await ctx.objectClient(Inbox, ctx.key).take({})).map(message => ({ id: message.id, text: message.text }))
     },
   }
+}
+
+/**
+ * `step`, awaited in one combinator with `signal`: a race of the two joined with the step. Settles as the step does;
+ * calls `onFired` first when the signal won the race, which the journal's order decides.
+ */
+function withSignal<T>(signal: restate.RestatePromise<null>, step: restate.RestatePromise<T>, onFired: () => void): restate.RestatePromise<T> {
+  const first = restate.RestatePromise.race([signal.map(() => true), step.map(() => false)])
+  return restate.RestatePromise.all([first, step]).map((values, failure) => {
+    if (failure !== undefined || values === undefined) throw failure ?? new restate.TerminalError('steering: a watched step settled without a value')
+    if (values[0]) onFired()
+    return values[1]
+  })
 }
 
 /** Takes every waiting message for the session's `deliver` handler (which runs them as one prompt). */
