@@ -1,30 +1,47 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 
 /** What marks a file-tool worker in a process's command line: its entry, stripped into a temporary folder or built. */
 const WORKER_MARKS = ['zidane-file-worker-', '/file-worker/main.js']
 
-/** The processes of this host that are file-tool workers now, by pid. */
-function workerPids(): number[] {
-  const pids: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const command = readFileSync(`/proc/${name}/cmdline`, 'utf8')
-      if (WORKER_MARKS.some(mark => command.includes(mark))) pids.push(Number(name))
-    } catch {
-      // Gone since the listing.
-    }
+function children(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  } catch {
+    return []
   }
-  return pids
+}
+
+/** Whether `pid` is a file-tool worker (its command line carries one of `marks`): the Node process itself, not the sandbox's processes around it. */
+function isWorker(pid: number, marks: readonly string[]): boolean {
+  try {
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    const program = command.slice(0, command.indexOf('\0')).split('/').pop() ?? ''
+    return program.startsWith('node') && marks.some(mark => command.includes(mark))
+  } catch {
+    return false // gone since its parent listed it
+  }
+}
+
+/** The file-tool workers among the descendants of `root` now. */
+function workersBelow(root: number, marks: readonly string[]): number[] {
+  const found: number[] = []
+  const pending = children(root)
+  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
+    if (isWorker(pid, marks)) found.push(pid)
+    else pending.push(...children(pid))
+  }
+  return found
 }
 
 /**
- * Runs `run` and counts the distinct file-tool worker processes seen on this host meanwhile, sampled every `everyMs`
- * (Linux's /proc; none elsewhere). A worker that lives less than a sample's interval may be missed: a lower bound.
+ * Runs `run` and counts the distinct file-tool worker processes seen meanwhile among the descendants of `root` (this
+ * process by default: the bench's stacks are its children), sampled every `everyMs` through Linux's /proc (none
+ * elsewhere). A worker that lives less than a sample's interval may be missed: a lower bound. `marks` say what a
+ * worker's command line carries (default: the file worker's entry).
  */
-export async function countWorkersDuring<T>(run: () => Promise<T>, everyMs = 200): Promise<{ result: T; workers: number }> {
+export async function countWorkersDuring<T>(run: () => Promise<T>, everyMs = 200, root = process.pid, marks: readonly string[] = WORKER_MARKS): Promise<{ result: T; workers: number }> {
   const seen = new Set<number>()
-  const sample = (): void => { for (const pid of workerPids()) seen.add(pid) }
+  const sample = (): void => { for (const pid of workersBelow(root, marks)) seen.add(pid) }
   sample()
   const timer = setInterval(sample, everyMs)
   try {
