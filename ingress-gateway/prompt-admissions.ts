@@ -15,6 +15,12 @@ export type AdmissionWait = { kind: 'bounded'; waitMs: number } | { kind: 'held'
 export const BATCH_WAIT_MS = 200
 /** Most prompts one `admitMany` call carries. */
 export const MAX_BATCH = 64
+/**
+ * Most bytes of prompts (their JSON) one `admitMany` call carries; a prompt larger than this goes on its own. Each
+ * prompt is within the gateway's body limit (1 MiB by default), but 64 of them are not within what Restate's ingress
+ * takes in one request: it drops the connection, and every prompt of the batch would fail.
+ */
+export const MAX_BATCH_BYTES = 4 * 1024 * 1024
 
 /** A prompt waiting for its admission. */
 class PendingPrompt {
@@ -29,12 +35,31 @@ class PendingPrompt {
     this.gaveUp = wait.kind === 'held' ? wait.signal : AbortSignal.timeout(wait.waitMs)
   }
 
+  /** The size of the prompt's JSON in a batch, in bytes (measured when it is batched, once). */
+  bytes(): number {
+    return this.size ??= Buffer.byteLength(JSON.stringify(this.request))
+  }
+
+  private size: number | undefined
+
   /** The admission, or undefined once a bounded wait ran out (Restate holds the call and admits it later). */
   async outcome(): Promise<PromptAdmission | undefined> {
     if (this.wait.kind === 'held') return this.answered
     const timedOut = new Promise<undefined>(resolve => { this.gaveUp.addEventListener('abort', () => resolve(undefined), { once: true }) })
     return Promise.race([this.answered, timedOut])
   }
+}
+
+/** How many of the first `waiting` prompts go in one batch: at least one, within {@link MAX_BATCH} and {@link MAX_BATCH_BYTES}. */
+function batchLength(waiting: readonly PendingPrompt[]): number {
+  let bytes = 0
+  let length = 0
+  for (const prompt of waiting.slice(0, MAX_BATCH)) {
+    bytes += prompt.bytes()
+    if (length > 0 && bytes > MAX_BATCH_BYTES) break
+    length += 1
+  }
+  return length
 }
 
 /** A tenant's prompts: how many admission calls are under way, and the prompts waiting for one to end. */
@@ -65,12 +90,15 @@ export class PromptAdmissions {
     return prompt.outcome()
   }
 
-  /** Sends the waiting prompts of `lane` (a batch at most {@link MAX_BATCH} long; the rest wait for it). */
+  /**
+   * Sends the waiting prompts of `lane` (a batch at most {@link MAX_BATCH} long and {@link MAX_BATCH_BYTES} large; the
+   * rest wait for it).
+   */
   private sendWaiting(tenant: string, lane: TenantLane): void {
     clearTimeout(lane.timer)
     lane.timer = undefined
     if (lane.waiting.length === 0) return
-    this.send(tenant, lane, lane.waiting.splice(0, MAX_BATCH))
+    this.send(tenant, lane, lane.waiting.splice(0, batchLength(lane.waiting)))
     if (lane.waiting.length > 0) lane.timer = setTimeout(() => { this.sendWaiting(tenant, lane) }, BATCH_WAIT_MS)
   }
 
