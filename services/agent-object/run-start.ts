@@ -1,6 +1,8 @@
 import type * as restate from '@restatedev/restate-sdk'
 import type { DurableRuntime } from 'zidane/durable'
-import { createCoalescedClock } from 'zidane/restate'
+import * as restateSdk from '@restatedev/restate-sdk'
+import { createCoalescedClock, SESSION_STATE_KEY } from 'zidane/restate'
+import type { StoredSessionHeader } from 'zidane/restate'
 import type { RunSettings } from '../../contract/session'
 import type { AgentDeps } from '../agent-deps'
 import { mcpSettings } from '../mcp-servers'
@@ -17,12 +19,28 @@ export interface RunStart {
   root: string
 }
 
+/** {@link RunStart}, and the session's header (`null` for a new session), read at the same time. */
+export interface RunStartWithHeader extends RunStart {
+  header: StoredSessionHeader | null
+}
+
 /**
  * Journals the invocation's start in one step named `settings` (the name the step had when it held the settings
  * alone): its time, the settings of this process for the tools `offered`, and the workspace folder. One run command
- * instead of three (a clock read, the settings, the workspace): docs/design/journal-entries.md.
+ * instead of three (a clock read, the settings, the workspace): docs/design/journal-entries.md. The session header's
+ * read is issued right after the step's command and joined with it, so the start waits for one round trip, not two;
+ * the two commands are issued in this order on every replay.
  */
-export function journalRunStart(deps: AgentDeps, ctx: restate.ObjectContext, offered: readonly string[]): Promise<RunStart> {
+export async function journalRunStart(deps: AgentDeps, ctx: restate.ObjectContext, offered: readonly string[]): Promise<RunStartWithHeader> {
+  const step = settingsStep(deps, ctx, offered)
+  const read = ctx.get<StoredSessionHeader>(SESSION_STATE_KEY)
+  // The SDK types a state read as a plain promise; it is a durable one (joined here, not awaited in turn).
+  if (!restateSdk.isRestatePromise(read)) throw new restateSdk.TerminalError('run start: a state read is not a durable promise', { errorCode: 500 })
+  const [start, header] = await restateSdk.RestatePromise.all([step, read])
+  return { ...start, header: header ?? null }
+}
+
+function settingsStep(deps: AgentDeps, ctx: restate.ObjectContext, offered: readonly string[]): restate.RestatePromise<RunStart> {
   const tenant = tenantOfSessionKey(ctx.key)
   return ctx.run('settings', async (): Promise<RunStart> => ({
     // eslint-disable-next-line no-restricted-properties -- inside the step: journaled as its result, replayed as recorded.

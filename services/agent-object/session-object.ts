@@ -1,7 +1,8 @@
 import * as restate from '@restatedev/restate-sdk'
 import { createAgent } from 'zidane'
 import type { AgentStats, CreateAgentOptions, ToolDef } from 'zidane'
-import { flushSessionHeader, isRestateCancellation, watchSteps } from 'zidane/restate'
+import { flushSessionHeader, heldSessionHeader, isRestateCancellation, watchSteps } from 'zidane/restate'
+import type { StoredSessionHeader } from 'zidane/restate'
 import { createSession, loadSession } from 'zidane/session'
 import { demoTools } from '../demo-tools'
 import type { CurrentInvocation, PendingQuestion, SessionInvocation, SessionRunRequest, SessionRunResult, SessionView, SessionViewRequest } from '../../contract/session'
@@ -44,7 +45,7 @@ export interface SessionObjectOptions {
 
 async function runSession(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest): Promise<SessionRunResult> {
   const offered = offeredToolNames(deps)
-  const start = await journalRunStart(deps, ctx, offered)
+  const { header, ...start } = await journalRunStart(deps, ctx, offered)
   const invocation: CurrentInvocation = { invocationId: ctx.request().id, status: 'running', startedAt: start.startedAt }
   ctx.set(CURRENT_INVOCATION_STATE_KEY, invocation)
   updateSessionIndex(ctx, { status: 'running', lastActivityAt: invocation.startedAt })
@@ -52,12 +53,13 @@ async function runSession(deps: AgentDeps, ctx: restate.ObjectContext, request: 
   const events = createSessionLogSync(ctx, deps.doorbell)
   const questions = questionActivity()
   return withErrorBoundary(async () => {
-    const stats = await runAgent(deps, ctx, request, events, { ...start, offered, questions })
+    const stats = await runAgent(deps, ctx, request, events, { ...start, offered, questions, header })
     events.flush()
     // Questions this invocation listed and left (none unless it listed one): an earlier one's were closed at its start.
     if (questions.listed) await closeOpenQuestions(ctx, 'finished')
     ctx.set(CURRENT_INVOCATION_STATE_KEY, { ...invocation, status: 'completed', endedAt: stats.endedAt })
-    await indexRunEnd(ctx, stats.endedAt)
+    // The header the run's store wrote last: no state read of its own.
+    await indexRunEnd(ctx, stats.endedAt, heldSessionHeader(ctx))
     return { sessionId: ctx.key, status: stats.status, text: stats.text, stats }
   }, async (ending) => {
     try {
@@ -104,17 +106,19 @@ async function closeUnfinishedRuns(ctx: restate.ObjectContext, events: EventSink
   if (session) await endRunningRuns(session, end)
 }
 
-/** What `runSession` decided before the agent runs: the journaled start, the tools offered, the question activity. */
+/** What `runSession` decided before the agent runs: the journaled start, the tools offered, the question activity, the header read with the start. */
 interface AgentStart extends RunStart {
   offered: readonly string[]
   questions: QuestionActivity
+  header: StoredSessionHeader | null
 }
 
 async function runAgent(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest, events: EventSink, start: AgentStart): Promise<AgentStats> {
   const { config } = deps
   const { settings, root, questions } = start
   // The invocation id in the seed: ids never repeat between two runs of one session (tools use them as idempotency keys).
-  const store = recordedSessionStore(ctx, events, { promises: restate.RestatePromise, clock: runStartClock(ctx, start.startedAt) })
+  // A new session's header waits for the prompt turn's header write (a failure's clean-up flushes it first).
+  const store = recordedSessionStore(ctx, events, { promises: restate.RestatePromise, clock: runStartClock(ctx, start.startedAt), header: start.header, deferNewSession: true })
   const durable = startingAt(agentRuntime(ctx, deps, `${ctx.key}:${ctx.request().id}`, store), start.startedAt)
   const session = (await loadSession(store, ctx.key)) ?? (await createSession({ id: ctx.key, store }))
   // Only when an earlier invocation was killed: the new commands it issues are on no other run's path.

@@ -93,6 +93,18 @@ export interface RestateSessionStoreOptions {
    * Without them the keys are read one after the other.
    */
   promises?: StateReadCombinators
+  /**
+   * The header, already read by the caller (`null`: the key holds none): `load` uses it instead of reading it again.
+   * A run issues that read together with its first step and joins both (`RestatePromise.all`), so its start costs one
+   * round trip instead of two. Read it in the same invocation, with nothing written to the header since.
+   */
+  header?: StoredSessionHeader | null
+  /**
+   * Hold a new session's header back (default false): `save()` of a session the key does not hold yet only updates the
+   * store's copy, written by the next header write (`flushSessionHeader` at once). For a caller sure to write the
+   * header next (a run: its prompt turn); a store whose `createSession` must leave a session behind on its own keeps it false.
+   */
+  deferNewSession?: boolean
 }
 
 /** The SDK `RestatePromise` static the store's reads use. Method syntax keeps the SDK's generic signature assignable. */
@@ -118,8 +130,8 @@ export function restateSessionStore(ctx: RestateObjectContextLike, options?: Res
 export function restateSessionStore(ctx: Omit<RestateObjectContextLike, 'set' | 'clear'>, options: RestateSessionStoreOptions & { readOnly: true }): SessionStore
 export function restateSessionStore(ctx: ReadableObjectContext, options: RestateSessionStoreOptions = {}): SessionStore {
   const clock = options.clock ?? createCoalescedClock(() => ctx.date.now())
-  const log = createSessionLog(ctx, options.promises)
-  registerHeaderFlush(ctx, () => log.flushHeader())
+  const log = createSessionLog(ctx, options.promises, options.header)
+  registerHeaderLog(ctx, log)
   const defer = (write: HeaderWrite): boolean => options.headerPerBoundary !== false && deferHeader(write)
   const writable = (method: string): StateWriter => {
     if (options.readOnly || !ctx.set || !ctx.clear) throw new SessionError(`restateSessionStore is read-only: ${method}() is not allowed.`, 'session_read_only')
@@ -145,8 +157,9 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
         // Both stamps come from the store's replay-stable clock: the caller's (often Date.now()) would put a
         // different value into the journaled state write on every replay.
         const now = await clock.now()
+        const created = log.header === null
         log.writeRuns(writer, copyData(runs), session.window?.runOffset ?? 0, true)
-        log.writeHeader(writer, { ...meta, createdAt: log.header?.createdAt ?? now, updatedAt: now })
+        log.writeHeader(writer, { ...meta, createdAt: log.header?.createdAt ?? now, updatedAt: now }, created && options.deferNewSession === true && options.headerPerBoundary !== false)
       })
     },
     async appendTurns(_sessionId, turns) {
@@ -213,12 +226,12 @@ function deferHeader(write: HeaderWrite): boolean {
   return write.sessionStatus === 'running' || write.runs.every(run => run.status === 'running')
 }
 
-const headerFlushes = new WeakMap<object, Set<() => void>>()
+const headerLogs = new WeakMap<object, SessionLog[]>()
 
-function registerHeaderFlush(ctx: object, flush: () => void): void {
-  const flushes = headerFlushes.get(ctx) ?? new Set()
-  headerFlushes.set(ctx, flushes)
-  flushes.add(flush)
+function registerHeaderLog(ctx: object, log: SessionLog): void {
+  const logs = headerLogs.get(ctx) ?? []
+  headerLogs.set(ctx, logs)
+  logs.push(log)
 }
 
 /**
@@ -227,7 +240,18 @@ function registerHeaderFlush(ctx: object, flush: () => void): void {
  * and before a failure path reads the session with a store of its own. No-op when nothing is held back. Outside any step.
  */
 export function flushSessionHeader(ctx: object): void {
-  for (const flush of headerFlushes.get(ctx) ?? []) flush()
+  for (const log of headerLogs.get(ctx) ?? []) log.flushHeader()
+}
+
+/**
+ * A copy of the header the last `restateSessionStore` built on `ctx` holds (what it loaded, as its writes since left
+ * it), once that store has loaded a session; `undefined` before, or when it holds none. Journals nothing: a handler
+ * that needs the header its run just wrote reads it here instead of with a state read. Call
+ * {@link flushSessionHeader} first when the header must also be in state.
+ */
+export function heldSessionHeader(ctx: object): StoredSessionHeader | undefined {
+  const header = headerLogs.get(ctx)?.at(-1)?.header
+  return header ? copyData(header) : undefined
 }
 
 /** Reads the session header, `null` for a key that never ran: one state read. For shared handlers too. */
@@ -310,7 +334,7 @@ interface SessionLog {
   flushHeader(): void
 }
 
-function createSessionLog(ctx: StateReader & { key: string }, promises?: StateReadCombinators): SessionLog {
+function createSessionLog(ctx: StateReader & { key: string }, promises?: StateReadCombinators, preread?: StoredSessionHeader | null): SessionLog {
   let loading: Promise<void> | undefined
   let turnOffset = 0
   let turns: SessionTurn[] = []
@@ -330,7 +354,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
     header: null,
     load() {
       loading ??= (async () => {
-        const header = await readSessionHeader(ctx)
+        const header = preread === undefined ? await readSessionHeader(ctx) : preread && copyData(preread)
         if (header && !log.header) {
           turnOffset = header.historyFrom
           turns = await readSessionTurns(ctx, header.historyFrom, header.turnCount, promises)

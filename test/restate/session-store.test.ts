@@ -4,7 +4,7 @@ import { SESSION_SCHEMA_VERSION } from '../../src/session/types'
 import type { RunTotals, SessionMeta, SessionRun, SessionTurn } from '../../src/session/types'
 import { restateRuntime } from '../../src/restate/runtime'
 import {
-  flushSessionHeader, restateSessionStore, SESSION_RUN_STATE_KEY_PREFIX, SESSION_STATE_KEY, SESSION_TURN_STATE_KEY_PREFIX, sessionRunStateKey, sessionTurnStateKey,
+  flushSessionHeader, heldSessionHeader, restateSessionStore, SESSION_RUN_STATE_KEY_PREFIX, SESSION_STATE_KEY, SESSION_TURN_STATE_KEY_PREFIX, sessionRunStateKey, sessionTurnStateKey,
 } from '../../src/restate/session'
 import type { StoredSessionHeader } from '../../src/restate/session'
 import { createFakeObjectContext } from '../helpers/restate/fake-context'
@@ -149,6 +149,43 @@ describe('restateSessionStore: the paged log', () => {
     expect(header()).toMatchObject({ status: 'completed', runCount: 1, turnCount: 5 })
     const loaded = await loadSession(restateSessionStore(ctx), 's1')
     expect(loaded?.turns.map(item => item.id)).toEqual(['prompt', 'a1', 'r1', 'r2', 'answer'])
+  })
+
+  it('holds a new session\'s header back with deferNewSession until the prompt turn writes it', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const writes = recordWrites(ctx)
+    const session = await createSession({ id: 's1', store: restateSessionStore(ctx, { deferNewSession: true }) })
+    await session.upsertRun(run('r1', { status: 'running' }))
+    await session.setStatus('running')
+    expect(writes).toEqual([['set', 'zidane_run_0']])
+    await session.appendTurns([turn('prompt')])
+    expect(writes.slice(1)).toEqual([['set', 'zidane_turn_0'], ['set', 'zidane_session']])
+    expect(ctx.state.get('zidane_session')).toMatchObject({ id: 's1', status: 'running', runCount: 1, turnCount: 1 })
+  })
+
+  it('loads from the header the caller already read, reading only the window', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const written = await createSession({ id: 's1', store: restateSessionStore(ctx) })
+    await written.appendTurns([turn('t0')])
+    const stored = ctx.state.get('zidane_session') as StoredSessionHeader
+    const reads: string[] = []
+    const get = ctx.get.bind(ctx)
+    Object.assign(ctx, { get: (name: string) => { reads.push(name); return get(name) } })
+    const loaded = await loadSession(restateSessionStore(ctx, { header: stored }), 's1')
+    expect(loaded?.turns.map(item => item.id)).toEqual(['t0'])
+    expect(reads).toEqual(['zidane_turn_0']) // no header read; the session has no run record
+    expect(await loadSession(restateSessionStore(ctx, { header: null }), 's1')).toBeNull()
+    expect(heldSessionHeader(ctx)).toBeUndefined()
+  })
+
+  it('hands out the header its store holds, as its writes left it', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const session = await createSession({ id: 's1', store: restateSessionStore(ctx) })
+    await session.upsertRun(run('r1', { status: 'running' }))
+    await session.setStatus('running')
+    await session.appendTurns([turn('prompt')])
+    expect(heldSessionHeader(ctx)).toEqual(ctx.state.get('zidane_session'))
+    expect(heldSessionHeader(ctx)?.turnCount).toBe(1)
   })
 
   it('writes the header after every record with headerPerBoundary false', async () => {
