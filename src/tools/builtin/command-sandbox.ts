@@ -25,6 +25,11 @@ export interface WrapOptions {
   tenant?: string
   /** Host files or folders the command may read (bound read-only at the same path): the file worker's runtime. */
   readOnlyPaths?: readonly string[]
+  /**
+   * Refuses the command every call that makes a link or a new name for a file (`LINK_SYSCALLS`), so a command bound
+   * to a folder above its workspace (the file worker of a tenant's folder) cannot plant one in place of a workspace.
+   */
+  denyLinks?: boolean
 }
 
 /** Wraps a command line so it runs confined: `file` and `args` are what to spawn instead of `bash -c command`. */
@@ -40,6 +45,8 @@ export interface CommandSandbox {
   readonly workspaceQuotaBytes?: number
   /** The program and arguments that run `bash -c command` confined to `workspace` (read-write, also the working folder). */
   wrap(command: string, workspace: string, options?: WrapOptions): WrappedCommand
+  /** Whether `WrapOptions.denyLinks` is enforced (the seccomp filter is on): a folder above a workspace may be bound only then. */
+  readonly deniesLinks?: boolean
 }
 
 /** Options of `bubblewrapSandbox`. */
@@ -94,13 +101,15 @@ export function bubblewrapSandbox(options: BubblewrapOptions = {}): CommandSandb
     name: 'bubblewrap',
     details: describeSandboxLimits(limits, roots, { seccomp, sizedTmpfs: sized }),
     workspaceQuotaBytes: limits.workspaceQuotaMb * MIB,
+    deniesLinks: seccomp,
     wrap: (command, workspace, wrapOptions = {}) => {
       const readOnly = (wrapOptions.readOnlyPaths ?? []).flatMap(path => ['--ro-bind', path, path])
       const confinement = [...baseArguments(limits, sized), ...(seccomp ? ['--seccomp', SECCOMP_FD] : []), ...(egress?.bwrapArguments() ?? []), ...readOnly]
       const args = [...confinement, '--bind', workspace, workspace, '--remount-ro', '/', '--chdir', workspace, 'bash', '-c', setup, command]
-      if (roots.length === 0) return launch([], seccomp, file, args)
+      const filter = seccomp ? seccompFilterFile(wrapOptions.denyLinks === true) : undefined
+      if (roots.length === 0) return launch([], filter, file, args)
       const cgroup = createCommandCgroup(roots, wrapOptions.tenant, cgroupLimitsOf(limits), options.cgroupName)
-      return cgroup === undefined ? refusal('its cgroups could not be created') : { ...launch(cgroup.folders, seccomp, file, args), release: () => cgroup.release() }
+      return cgroup === undefined ? refusal('its cgroups could not be created') : { ...launch(cgroup.folders, filter, file, args), release: () => cgroup.release() }
     },
   }
 }
@@ -112,12 +121,12 @@ function egressOptions(options: BubblewrapOptions): Omit<EgressProxyOptions, 'so
 
 /**
  * Runs `file args` through `sh`, which joins every cgroup in `cgroups` (so every descendant is in them), opens the
- * seccomp filter on fd 3 when asked, and becomes `file`.
+ * seccomp filter file `filter` on fd 3 when given, and becomes `file`.
  */
-function launch(cgroups: readonly string[], seccomp: boolean, file: string, args: string[]): WrappedCommand {
+function launch(cgroups: readonly string[], filter: string | undefined, file: string, args: string[]): WrappedCommand {
   const join = 'while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 126; shift; done; shift'
-  const exec = seccomp ? `exec "$@" ${SECCOMP_FD}<"$0"` : 'exec "$@"'
-  return { file: 'sh', args: ['-c', `${join}; ${exec}`, seccomp ? seccompFilterFile() : 'zidane-launch', ...cgroups, '--', file, ...args] }
+  const exec = filter !== undefined ? `exec "$@" ${SECCOMP_FD}<"$0"` : 'exec "$@"'
+  return { file: 'sh', args: ['-c', `${join}; ${exec}`, filter ?? 'zidane-launch', ...cgroups, '--', file, ...args] }
 }
 
 /** A command that fails at once, saying why: without its limits a command does not run at all. */

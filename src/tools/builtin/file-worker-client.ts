@@ -34,7 +34,8 @@ export interface FileWorkerOptions {
   /**
    * The folder the worker process is confined to (bound read-write in the sandbox, its working folder): `root` or a
    * folder above it that holds only workspaces of the same tenant, so one warm worker serves all of them. Paths are
-   * still resolved inside `root`. Default: `root`.
+   * still resolved inside `root`, and the worker may make no link nor rename anything (`WrapOptions.denyLinks`); a
+   * sandbox that cannot enforce that (seccomp off) confines it to `root` whatever this says. Default: `root`.
    */
   confineTo?: string
   /**
@@ -121,13 +122,14 @@ export function createFileWorker(root: string, options: FileWorkerOptions = {}):
  * `root` is outside that folder.
  */
 export function fileWorkerStart(root: string, options: FileWorkerOptions): StartCommandOptions {
-  const confineTo = options.confineTo ?? root
+  // Bound above its workspace only where the sandbox keeps it from planting links there (see `WrapOptions.denyLinks`).
+  const confineTo = options.sandbox !== undefined && options.sandbox.deniesLinks !== true ? root : options.confineTo ?? root
   const inside = path.relative(confineTo, root)
   if (inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) throw new ToolError('The workspace is outside the folder its file worker is confined to.', 'invalid_workspace')
   const node = realpathSync(process.execPath)
   const entry = workerEntry()
   const command = workerCommand(node, entry, options.memoryMb ?? FILE_TOOL_MEMORY_MB)
-  const wrapOptions = { readOnlyPaths: [node, path.dirname(entry)], ...(options.tenant === undefined ? {} : { tenant: options.tenant }) }
+  const wrapOptions = { readOnlyPaths: [node, path.dirname(entry)], denyLinks: true, ...(options.tenant === undefined ? {} : { tenant: options.tenant }) }
   // The tenant is part of the start options even without a sandbox, so no pool hands this worker to another tenant.
   return { command, cwd: confineTo, env: toolEnvironment(confineTo), wrapOptions, ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }) }
 }
