@@ -273,6 +273,25 @@ export async function readSessionRuns(ctx: StateReader, from: number, to: number
   return readRange<SessionRun>(ctx, sessionRunStateKey, from, to, promises)
 }
 
+/**
+ * The turns a run that never ended wrote past the header's counter. While a run is in progress the header is written
+ * once per boundary, so a run Restate killed (its attempts ran out, an operator) may have stored turns the header does
+ * not count yet: a results turn of calls that ran to their end. A session loaded while its header still says `running`
+ * belongs to such a run (an invocation that ends otherwise writes its end first); its turns are read on from the
+ * counter while they are that run's (or its sub-agents'), so the clean-up closes only the calls that never finished.
+ * Keys of an older run past the counter stop the read. Journaled reads: a replay reads the same.
+ */
+async function readKilledRunTurns(ctx: StateReader, from: number, runs: readonly SessionRun[]): Promise<SessionTurn[]> {
+  const running = new Set(runs.filter(run => run.status === 'running').map(run => run.id))
+  const found: SessionTurn[] = []
+  for (let index = from; running.size > 0; index++) {
+    const turn = await ctx.get<SessionTurn>(sessionTurnStateKey(index))
+    if (turn == null || !running.has(turn.runId.split('/')[0] ?? turn.runId)) break
+    found.push(turn)
+  }
+  return found
+}
+
 async function readRange<T>(ctx: StateReader, keyOf: (index: number) => string, from: number, to: number, promises?: StateReadCombinators): Promise<T[]> {
   const first = Math.max(0, from)
   if (promises && to - first > 1) return readRangeAtOnce<T>(ctx, keyOf, first, to, promises)
@@ -360,6 +379,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
           turns = await readSessionTurns(ctx, header.historyFrom, header.turnCount, promises)
           runOffset = header.runFrom
           runs = await readSessionRuns(ctx, header.runFrom, header.runCount, promises)
+          if (header.status === 'running') turns.push(...(await readKilledRunTurns(ctx, header.turnCount, runs)))
           runJson = runs.map(run => JSON.stringify(run))
           before = { topLevel: header.topLevelRunCount - topLevelLoaded(), children: header.childRunCount - (runs.length - topLevelLoaded()) }
           totals = copyData(header.totals)
