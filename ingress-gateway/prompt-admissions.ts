@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import * as clients from '@restatedev/restate-sdk-clients'
 import { admissionInterface } from '../contract/admission'
 import type { PromptAdmission, PromptAdmissionRequest } from '../contract/admission'
@@ -13,6 +14,8 @@ export type AdmissionWait = { kind: 'bounded'; waitMs: number } | { kind: 'held'
  * prompt told "Restate keeps it" must have reached Restate, so none waits here long.
  */
 export const BATCH_WAIT_MS = 200
+/** Shortest time a batch's call is let run, even when every prompt in it stopped waiting: enough to reach Restate. */
+export const MIN_CALL_MS = 1_000
 /** Most prompts one `admitMany` call carries. */
 export const MAX_BATCH = 64
 /**
@@ -132,9 +135,15 @@ export class PromptAdmissions {
    */
   private async admitBatch(tenant: string, prompts: readonly PendingPrompt[]): Promise<void> {
     const idempotencyKey = `admission-${randomUUID()}`
+    // Every prompt sent reaches Restate: the call stops once all of them stopped waiting, never before it had
+    // MIN_CALL_MS to get there (a prompt may have stopped waiting while it was still in the gateway).
     const allGaveUp = new AbortController()
-    let left = prompts.length
-    for (const prompt of prompts) prompt.gaveUp.addEventListener('abort', () => { if (--left === 0) allGaveUp.abort() }, { once: true })
+    const sentLongEnough = sleep(MIN_CALL_MS, undefined, { ref: false })
+    const stopAfterMinimum = (): void => { void sentLongEnough.then(() => { allGaveUp.abort() }) }
+    const waiting = prompts.filter(prompt => !prompt.gaveUp.aborted)
+    let left = waiting.length
+    for (const prompt of waiting) prompt.gaveUp.addEventListener('abort', () => { if (--left === 0) stopAfterMinimum() }, { once: true })
+    if (left === 0) stopAfterMinimum()
     const renewMs = Math.min(MAX_HOLD_MS, ...prompts.map(prompt => (prompt.wait.kind === 'held' ? prompt.wait.renewMs : MAX_HOLD_MS)))
     try {
       const admissions = await heldCall(signal => this.ingress.client.client(admissionInterface, tenant).admitMany({ requests: prompts.map(prompt => prompt.request) }, clients.rpc.opts({ signal, idempotencyKey })), allGaveUp.signal, renewMs)

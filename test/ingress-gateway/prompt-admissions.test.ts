@@ -53,6 +53,19 @@ describe('the gateway\'s prompt admissions', () => {
     expect(await Promise.all([first, second])).toEqual([admitted('inv_t1~a'), admitted('inv_t1~b')])
   })
 
+  it('send a batch whose clients all left while it waited in the gateway: a prompt handed to the gateway reaches Restate', async () => {
+    const first = admissions.admit('t1', request('t1~a'), bounded)
+    await expect.poll(paths).toEqual(['/admission/t1/admit'])
+    const left = new AbortController()
+    const held = { kind: 'held', signal: left.signal, renewMs: 60_000 } as const
+    const waiting = [admissions.admit('t1', request('t1~b'), held), admissions.admit('t1', request('t1~c'), held)]
+    for (const prompt of waiting) prompt.catch(() => undefined)
+    left.abort()
+    release()
+    expect(await first).toEqual(admitted('inv_t1~a'))
+    await expect.poll(() => restate.requests.filter(call => call.path.endsWith('/admitMany')).map(call => (call.body as PromptAdmissionBatch).requests.map(one => one.sessionKey))).toEqual([['t1~b', 't1~c']])
+  })
+
   it('answer a bounded prompt of an unanswered batch with nothing when its wait runs out (Restate keeps the call)', async () => {
     restate.on('POST /admission/t1/admitMany', async () => new Promise(() => undefined))
     const first = admissions.admit('t1', request('t1~a'), bounded)
