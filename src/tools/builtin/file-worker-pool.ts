@@ -15,6 +15,12 @@ export interface FileWorkerPoolOptions {
   maxWorkersPerScope?: number
   /** Idle workers kept per scope; one given back past it is killed. Default: `maxWorkersPerScope`. */
   maxIdlePerScope?: number
+  /**
+   * Time a worker must have been idle before a call of another scope may kill it to make room under `maxWorkers`
+   * (the least recently used first); until then that call waits. A worker idle between the turns of a run is not
+   * killed and restarted at every turn that way. Default {@link FILE_WORKER_EVICT_AFTER_MS}.
+   */
+  evictAfterMs?: number
   /** Observes every worker process started, with the process group it leads (tests count and find them this way). */
   onWorkerStart?: (group: number | undefined) => void
 }
@@ -40,6 +46,8 @@ export interface FileWorkerPool {
 
 /** Default time an idle worker waits for the next call of its scope before it exits. */
 export const FILE_WORKER_IDLE_MS = 5000
+/** Default time a worker must have been idle before another scope's call may take its place. */
+export const FILE_WORKER_EVICT_AFTER_MS = 500
 
 interface Scope { key: string; start: StartCommandOptions; live: Set<WarmWorker>; idle: WarmWorker[] }
 interface Waiter { scope: Scope; resolve: (worker: WarmWorker) => void; reject: (error: ToolError) => void }
@@ -50,6 +58,9 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   const maxWorkers = options.maxWorkers ?? Infinity
   const perScope = options.maxWorkersPerScope ?? Infinity
   const maxIdle = options.maxIdlePerScope ?? perScope
+  const evictAfterMs = options.evictAfterMs ?? FILE_WORKER_EVICT_AFTER_MS
+  const idleSince = new Map<WarmWorker, number>()
+  let pumpTimer: NodeJS.Timeout | undefined
   const scopes = new Map<string, Scope>()
   const scopeOf = new Map<WarmWorker, Scope>()
   const sandboxes = new WeakMap<CommandSandbox, number>()
@@ -65,6 +76,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   // Every start option is part of the key: a worker serves only calls that would have started the very same worker.
   const keyOf = (start: StartCommandOptions): string => JSON.stringify([start.sandbox === undefined ? 0 : sandboxId(start.sandbox), start.command, start.cwd, start.env ?? null, start.wrapOptions ?? null])
   const forget = (worker: WarmWorker): void => {
+    idleSince.delete(worker)
     const scope = scopeOf.get(worker)
     if (scope === undefined) return
     scopeOf.delete(worker)
@@ -90,9 +102,15 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
     })
     return worker
   }
-  /** The oldest idle worker of a scope other than `scope`, to make room under `maxWorkers`. */
+  /** The worker idle the longest in a scope other than `scope`, if idle for `evictAfterMs` at least, to make room under `maxWorkers`. */
   const idleElsewhere = (scope: Scope): WarmWorker | undefined => {
-    for (const other of scopes.values()) if (other !== scope && other.idle.length > 0) return other.idle[0]
+    let oldest: WarmWorker | undefined
+    for (const [worker, since] of idleSince) if (scopeOf.get(worker) !== scope && since <= (idleSince.get(oldest as WarmWorker) ?? Infinity)) oldest = worker
+    if (oldest === undefined) return undefined
+    const waitMs = (idleSince.get(oldest) ?? 0) + evictAfterMs - Date.now()
+    if (waitMs <= 0) return oldest
+    // Not idle long enough yet: look again once it is.
+    pumpTimer ??= setTimeout(() => { pumpTimer = undefined; pump() }, waitMs)
     return undefined
   }
   const serve = (scope: Scope): WarmWorker | undefined => {
@@ -109,6 +127,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
     return taken(startIn(scope))
   }
   const taken = (worker: WarmWorker): WarmWorker => {
+    idleSince.delete(worker)
     clearTimeout(worker.idleTimer)
     worker.process.keepAlive(true)
     return worker
@@ -126,6 +145,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   }
   const keepIdle = (worker: WarmWorker, scope: Scope): void => {
     scope.idle.push(worker)
+    idleSince.set(worker, Date.now())
     worker.process.keepAlive(false)
     worker.idleTimer = setTimeout(() => kill(worker), idleMs)
     worker.idleTimer.unref()
@@ -168,6 +188,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
     liveWorkers: () => scopeOf.size,
     close: () => {
       closed = true
+      clearTimeout(pumpTimer)
       for (const worker of [...scopeOf.keys()]) kill(worker)
       for (const waiter of waiters.splice(0)) waiter.reject(new ToolError('The file tools are shutting down.', 'tool_unavailable'))
     },

@@ -116,6 +116,18 @@ describe.each(modes)('a shared file worker pool, %s', (_mode, sandbox) => {
     expect(await until(() => !groupHasProcesses(started[0]), 3000)).toBe(true)
   }, 30_000)
 
+  it('lets a call of another scope wait rather than kill a worker idle for less than evictAfterMs', async () => {
+    const workers = usePool({ maxWorkers: 1, evictAfterMs: 1500 })
+    const acme = await session('acme', 's1')
+    const globex = await session('globex', 's1')
+    await acme.run({ op: 'list', path: '.' }, signal())
+    const asked = Date.now()
+    await globex.run({ op: 'list', path: '.' }, signal())
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(1400)
+    expect(started).toHaveLength(2)
+    expect(workers.liveWorkers()).toBe(1)
+  }, 30_000)
+
   it('fails a call waiting for a worker when it is aborted', async () => {
     usePool({ maxWorkersPerScope: 1 })
     const { run } = await session('acme', 's1')
