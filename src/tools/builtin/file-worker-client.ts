@@ -35,7 +35,10 @@ export interface FileWorkerOptions {
    * The folder the worker process is confined to (bound read-write in the sandbox, its working folder): `root` or a
    * folder above it that holds only workspaces of the same tenant, so one warm worker serves all of them. Paths are
    * still resolved inside `root`, and the worker may make no link nor rename anything (`WrapOptions.denyLinks`); a
-   * sandbox that cannot enforce that (seccomp off) confines it to `root` whatever this says. Default: `root`.
+   * sandbox that cannot enforce that (seccomp off) confines it to `root` whatever this says. Not safe where another
+   * process writes in `root` meanwhile (a session's own shell): the worker checks a path, then opens it by name, so a
+   * folder swapped for a link in between leads into the rest of this folder. The services leave it at `root`. Default:
+   * `root`.
    */
   confineTo?: string
   /**
