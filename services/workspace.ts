@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { chmod, lstat, mkdir } from 'node:fs/promises'
+import { chmodSync, lstatSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 
 /** Separates the tenant from the session id in a session key (`ingress-gateway/tenancy.ts` builds the keys). */
@@ -63,22 +63,28 @@ export function legacyWorkspaceFolderName(sessionKey: string): string {
  * keeps what commands create in it private too.
  */
 export async function sessionWorkspace(root: string, sessionKey: string): Promise<string> {
+  // Synchronous on purpose: four quick metadata calls, run inside the run's first step, which under a burst of runs
+  // waited milliseconds each behind the thread pool's other work (up to 12 ms seen at a run's start).
   const legacy = join(root, legacyWorkspaceFolderName(sessionKey))
-  if (await isDirectory(legacy)) {
-    await chmod(legacy, 0o700)
+  if (isDirectory(legacy)) {
+    chmodSync(legacy, 0o700)
     return legacy
   }
   const [tenantFolder, sessionFolder] = workspacePath(sessionKey)
-  await mkdir(join(root, tenantFolder), { recursive: true, mode: 0o700 })
+  mkdirSync(join(root, tenantFolder), { recursive: true, mode: 0o700 })
   const folder = join(root, tenantFolder, sessionFolder)
-  await mkdir(folder, { recursive: true, mode: 0o700 })
-  await chmod(folder, 0o700)
+  mkdirSync(folder, { recursive: true, mode: 0o700 })
+  chmodSync(folder, 0o700)
   return folder
 }
 
 /** Whether `path` is a directory itself (a link to one is not). */
-export async function isDirectory(path: string): Promise<boolean> {
-  return (await lstat(path).catch(() => undefined))?.isDirectory() === true
+export function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory()
+  } catch {
+    return false
+  }
 }
 
 /**
