@@ -14,7 +14,7 @@ export const MAX_CHANGES = 200
  * the order they were issued, each from the state as it then is, so a run record read as ended was written after its
  * run's last turn, and those turns are in the read (up to its size); a turn of a run whose record the read did not see
  * is the log's to leave for its next read. The counts are the header's, or the keys read when they run past it (a
- * running session's header is written once per boundary): a doorbell's sync that was rung with the session's counts
+ * running session's header is written once per run): a doorbell's sync that was rung with the session's counts
  * is then not taken for one reading a state its write has not reached, which it would read again every 5 ms.
  */
 export async function readSessionChanges(ctx: restate.ObjectSharedContext, request: SessionChangesRequest): Promise<SessionChanges> {
@@ -30,7 +30,7 @@ export async function readSessionChanges(ctx: restate.ObjectSharedContext, reque
   const runs = leading(values.slice(0, runCount)) as SessionRun[]
   const turnValues = values.slice(runCount)
   const turns = leading(turnValues) as SessionTurn[]
-  // A running session writes its header once per boundary, so the keys read may run past its counters: they count.
+  // A running session writes its header once per run, so the keys read may run past its counters: they count.
   const turnsHeld = Math.max(header?.turnCount ?? 0, turns.length > 0 ? request.turnsFrom + turns.length : 0)
   const runsHeld = Math.max(header?.runCount ?? 0, runs.length > 0 ? request.runsFrom + runs.length : 0)
   return { runsFrom: request.runsFrom, runs, turns, moreTurns: turns.length === turnValues.length, turnCount: turnsHeld, runCount: runsHeld }

@@ -1,5 +1,5 @@
 import * as restate from '@restatedev/restate-sdk'
-import { emptyRunTotals, readSessionHeader, readSessionRuns, readSessionTurns } from 'zidane/restate'
+import { emptyRunTotals, readRunningTurns, readSessionHeader, readSessionRuns, readSessionTurns } from 'zidane/restate'
 import type { CurrentInvocation, PendingQuestion, SessionView, SessionViewRequest } from '../../contract/session'
 
 /** Turns a page holds when the request names no `limit`. */
@@ -18,20 +18,24 @@ export function turnPage(total: number, request: SessionViewRequest): SessionVie
 }
 
 /**
- * Reads what the shared `get` handler returns: the header (one read), a page of turns (one read each) and the latest
- * run records. Its cost is the page's, whatever the session's length.
+ * Reads what the shared `get` handler returns: the header (one read), the latest run records, and a page of turns (one
+ * read each, joined). A running session's newest turns are past its header's counter (the header is written once per
+ * run): they are read on from it, a batch of keys at a time. Its cost is the page's, whatever the session's length.
  */
 export async function readSessionView(ctx: restate.ObjectSharedContext, request: SessionViewRequest, pending: PendingQuestion[], invocation: CurrentInvocation | null): Promise<SessionView> {
   const header = await readSessionHeader(ctx)
-  const page = turnPage(header?.turnCount ?? 0, request)
-  const turns = header ? await readSessionTurns(ctx, page.from, page.to, restate.RestatePromise) : []
+  const counted = header?.turnCount ?? 0
   const runs = header ? await readSessionRuns(ctx, Math.max(0, header.runCount - VIEW_RUNS), header.runCount, restate.RestatePromise) : []
+  const uncounted = header?.status === 'running' ? await readRunningTurns(ctx, counted, runs, restate.RestatePromise) : []
+  const page = turnPage(counted + uncounted.length, request)
+  const turns = header ? await readSessionTurns(ctx, page.from, Math.min(page.to, counted), restate.RestatePromise) : []
+  turns.push(...uncounted.slice(Math.max(0, page.from - counted), page.to - counted))
   const cancelled = invocation?.status === 'cancelled'
   const view: SessionView = {
     exists: header !== null || invocation !== null,
     id: ctx.key,
     status: cancelled ? 'cancelled' : header?.status ?? (invocation ? 'running' : 'idle'),
-    counts: { turns: header?.turnCount ?? 0, runs: header?.runCount ?? 0 },
+    counts: { turns: page.total, runs: header?.runCount ?? 0 },
     usage: header?.totals ?? emptyRunTotals(),
     pending,
     turns,

@@ -11,7 +11,7 @@ export { assertOutsideStep, CONTEXT_IN_STEP_CODE, isContextInStepError, journalS
 export type { RestateCombinators, RestateRuntimeOptions, StepObserver, StepWatcher } from './runtime'
 export { createFileCrashLog } from './crash-log'
 export type { StepCrashLog } from './crash-log'
-export { emptyRunTotals, flushSessionHeader, heldSessionHeader, readSessionHeader, readSessionRuns, readSessionTurns, restateSessionStore, sessionRunStateKey, sessionTurnStateKey, SESSION_RUN_STATE_KEY_PREFIX, SESSION_TURN_STATE_KEY_PREFIX, SESSION_STATE_KEY } from './session'
+export { emptyRunTotals, flushSessionHeader, heldSessionHeader, readRunningTurns, readSessionHeader, readSessionRuns, readSessionTurns, restateSessionStore, sessionRunStateKey, sessionTurnStateKey, SESSION_RUN_STATE_KEY_PREFIX, SESSION_TURN_STATE_KEY_PREFIX, SESSION_STATE_KEY } from './session'
 export type { RestateSessionStoreOptions, StoredSessionHeader } from './session'
 export { DEFAULT_TOOL_STATE_KEY, DEFAULT_MAX_VALUE_BYTES, restateToolStateStore } from './tool-state'
 export type { RestateToolStateStoreOptions } from './tool-state'

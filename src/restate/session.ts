@@ -18,9 +18,10 @@ import type { RestateObjectContextLike } from './types'
  *
  * The header's counters say which keys exist. A write sets the new turn and run keys first and the header last: an
  * invocation cut off in between leaves keys past the counters, which readers ignore and the next write overwrites.
- * While a run is in progress the header is written once per boundary, not after each record: a write the run is sure to
- * follow with another header write (a starting run's record and status, a results turn, a final assistant turn, an
- * ending run's record) only updates the store's copy, and the next header write carries it (see `deferHeader`).
+ * While a run is in progress the header is written at its first boundary and its end, not after each record: a write the
+ * run is sure to follow with another header write (a starting run's record and status, its assistant and results turns,
+ * an ending run's record) only updates the store's copy, and the next header write carries it (see `deferHeader`).
+ * Readers of a running session read on past the counter (`readRunningTurns`).
  * `flushSessionHeader` writes a pending header at once: before a wait outside any step, and before a failure path
  * reads the state with a store of its own.
  * Loading reads the header, the turns from `historyFrom` (the compaction checkpoint: older turns are never sent to the
@@ -80,9 +81,9 @@ export interface RestateSessionStoreOptions {
    */
   clock?: SessionClock
   /**
-   * Write the header once per boundary of a run (default true): a write the run is sure to follow with another header
-   * write only updates the store's copy (see `deferHeader`; `flushSessionHeader` writes it at once). `false` writes the
-   * header after every record, as a writer that is not `createAgent`'s loop may need.
+   * Write the header once per run (default true: at its first boundary and its end): a write the run is sure to follow
+   * with another header write only updates the store's copy (see `deferHeader`; `flushSessionHeader` writes it at
+   * once). `false` writes the header after every record, as a writer that is not `createAgent`'s loop may need.
    */
   headerPerBoundary?: boolean
   /** Never write state: for a store built from a SHARED handler's context. Every mutating method throws a `SessionError` `session_read_only`. */
@@ -210,17 +211,17 @@ function isResultsTurn(turn: SessionTurn): boolean {
 
 /**
  * Whether the header write after `write` can wait for the next one: true only when the run that made it is sure to
- * write the header again (`createAgent` ends every run with its status), so readers miss nothing for long and the
- * header's counters still only name keys that exist. A starting run (its record, then `running`, then its prompt turn:
- * written there), a running session's results turn (written with the next assistant turn, or at the run's end), a
- * final assistant turn (no tool call: the run's end follows) and an ending run's record (written with its status)
- * wait. An assistant turn that calls tools is written at once: readers see the calls while they run.
+ * write the header again (`createAgent` ends every run with its status), and the header's counters still only name
+ * keys that exist. A starting run (its record, then `running`, then its prompt turn: written there), a running
+ * session's assistant and results turns (counted at the run's end, or at a wait outside any step), a final assistant
+ * turn (no tool call: the run's end follows) and an ending run's record (written with its status) wait. Readers of a
+ * running session read on past the counter ({@link readRunningTurns}): they see a turn's calls while they run.
  */
 function deferHeader(write: HeaderWrite): boolean {
   if (write.status !== undefined) return write.status === 'running'
   if (write.turns) {
-    if (write.turns.every(turn => turn.role === 'assistant')) return write.turns.every(turn => !turn.content.some(block => block.type === 'tool_use'))
-    return write.running === true && write.turns.every(isResultsTurn)
+    if (write.running === true) return write.turns.every(turn => turn.role === 'assistant' || isResultsTurn(turn))
+    return write.turns.every(turn => turn.role === 'assistant' && !turn.content.some(block => block.type === 'tool_use'))
   }
   if (!write.runs || write.runs.length === 0) return false
   return write.sessionStatus === 'running' || write.runs.every(run => run.status === 'running')
@@ -273,21 +274,25 @@ export async function readSessionRuns(ctx: StateReader, from: number, to: number
   return readRange<SessionRun>(ctx, sessionRunStateKey, from, to, promises)
 }
 
+/** Keys a read of the turns past a running session's counter asks for at once. */
+const RUNNING_TURNS_BATCH = 8
+
 /**
- * The turns a run that never ended wrote past the header's counter. While a run is in progress the header is written
- * once per boundary, so a run Restate killed (its attempts ran out, an operator) may have stored turns the header does
- * not count yet: a results turn of calls that ran to their end. A session loaded while its header still says `running`
- * belongs to such a run (an invocation that ends otherwise writes its end first); its turns are read on from the
- * counter while they are that run's (or its sub-agents'), so the clean-up closes only the calls that never finished.
- * Keys of an older run past the counter stop the read. Journaled reads: a replay reads the same.
+ * The turns the running runs of `runs` (and their sub-agents) wrote past the header's counter `from`. While a run is
+ * in progress the header is written once per run (and before a wait outside any step), so a running session's newest
+ * turns are past its counter: a reader of a session whose header says `running` reads on from it, and so does a run
+ * that loads a session a killed run left `running` (its clean-up closes only the calls that never finished). Keys of
+ * an older run past the counter stop the read. Reads `RUNNING_TURNS_BATCH` keys at a time, joined with `promises`
+ * when given (`RestatePromise`: journaled, a replay reads the same). For shared handlers too.
  */
-async function readKilledRunTurns(ctx: StateReader, from: number, runs: readonly SessionRun[]): Promise<SessionTurn[]> {
+export async function readRunningTurns(ctx: StateReader, from: number, runs: readonly SessionRun[], promises?: StateReadCombinators): Promise<SessionTurn[]> {
   const running = new Set(runs.filter(run => run.status === 'running').map(run => run.id))
   const found: SessionTurn[] = []
-  for (let index = from; running.size > 0; index++) {
-    const turn = await ctx.get<SessionTurn>(sessionTurnStateKey(index))
-    if (turn == null || !running.has(turn.runId.split('/')[0] ?? turn.runId)) break
-    found.push(turn)
+  for (let index = from; running.size > 0; index += RUNNING_TURNS_BATCH) {
+    const batch = await readSessionTurns(ctx, index, index + RUNNING_TURNS_BATCH, promises)
+    const theirs = batch.findIndex(turn => !running.has(turn.runId.split('/')[0] ?? turn.runId))
+    found.push(...(theirs === -1 ? batch : batch.slice(0, theirs)))
+    if (theirs !== -1 || batch.length < RUNNING_TURNS_BATCH) break
   }
   return found
 }
@@ -379,7 +384,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
           turns = await readSessionTurns(ctx, header.historyFrom, header.turnCount, promises)
           runOffset = header.runFrom
           runs = await readSessionRuns(ctx, header.runFrom, header.runCount, promises)
-          if (header.status === 'running') turns.push(...(await readKilledRunTurns(ctx, header.turnCount, runs)))
+          if (header.status === 'running') turns.push(...(await readRunningTurns(ctx, header.turnCount, runs, promises)))
           runJson = runs.map(run => JSON.stringify(run))
           before = { topLevel: header.topLevelRunCount - topLevelLoaded(), children: header.childRunCount - (runs.length - topLevelLoaded()) }
           totals = copyData(header.totals)

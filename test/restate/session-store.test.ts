@@ -4,7 +4,7 @@ import { SESSION_SCHEMA_VERSION } from '../../src/session/types'
 import type { RunTotals, SessionMeta, SessionRun, SessionTurn } from '../../src/session/types'
 import { restateRuntime } from '../../src/restate/runtime'
 import {
-  flushSessionHeader, heldSessionHeader, restateSessionStore, SESSION_RUN_STATE_KEY_PREFIX, SESSION_STATE_KEY, SESSION_TURN_STATE_KEY_PREFIX, sessionRunStateKey, sessionTurnStateKey,
+  flushSessionHeader, heldSessionHeader, readRunningTurns, restateSessionStore, SESSION_RUN_STATE_KEY_PREFIX, SESSION_STATE_KEY, SESSION_TURN_STATE_KEY_PREFIX, sessionRunStateKey, sessionTurnStateKey,
 } from '../../src/restate/session'
 import type { StoredSessionHeader } from '../../src/restate/session'
 import { createFakeObjectContext } from '../helpers/restate/fake-context'
@@ -117,7 +117,7 @@ describe('restateSessionStore: the paged log', () => {
     expect(loaded?.runs.map(item => [item.id, item.status])).toEqual([['r1', 'completed'], ['r2', 'completed']])
   })
 
-  it('writes the header once per boundary of a run: a starting run, a results turn and an ending run wait for the next write', async () => {
+  it('writes the header once per run: a starting run, its assistant and results turns and an ending run wait for the next write', async () => {
     const ctx = createFakeObjectContext('s1')
     const session = await createSession({ id: 's1', store: restateSessionStore(ctx) })
     const writes = recordWrites(ctx)
@@ -131,11 +131,12 @@ describe('restateSessionStore: the paged log', () => {
     expect(writes.slice(1)).toEqual([['set', 'zidane_turn_0'], ['set', 'zidane_session']])
     expect(header()).toMatchObject({ status: 'running', runCount: 1, turnCount: 1 })
     writes.length = 0
-    // The calls are counted at once (readers see them while they run); their results wait for the next assistant turn.
+    // A running session's calls and their results are past the counter: readers read on (readRunningTurns).
     await session.appendTurns([calls('a1')])
     await session.appendTurns([results('r1')])
-    expect(writes).toEqual([['set', 'zidane_turn_1'], ['set', 'zidane_session'], ['set', 'zidane_turn_2']])
-    expect(header().turnCount).toBe(2)
+    expect(writes).toEqual([['set', 'zidane_turn_1'], ['set', 'zidane_turn_2']])
+    expect(header().turnCount).toBe(1)
+    expect((await readRunningTurns(ctx, header().turnCount, [run('r1', { status: 'running' })])).map(item => item.id)).toEqual(['a1', 'r1'])
     // A wait outside any step writes what is held back.
     flushSessionHeader(ctx)
     expect(header().turnCount).toBe(3)
@@ -149,6 +150,16 @@ describe('restateSessionStore: the paged log', () => {
     expect(header()).toMatchObject({ status: 'completed', runCount: 1, turnCount: 5 })
     const loaded = await loadSession(restateSessionStore(ctx), 's1')
     expect(loaded?.turns.map(item => item.id)).toEqual(['prompt', 'a1', 'r1', 'r2', 'answer'])
+  })
+
+  it('reads a running session\'s turns past its counter across batches, stopping at a key of another run', async () => {
+    const ctx = createFakeObjectContext('s1')
+    const turnOf = (index: number, runId: string): SessionTurn => ({ id: `t${index}`, runId, role: 'assistant', content: [{ type: 'text', text: 'x' }], createdAt: 1 })
+    for (let index = 3; index < 15; index++) ctx.state.set(sessionTurnStateKey(index), turnOf(index, index < 13 ? 'r2/child' : 'r1'))
+    const running = [run('r1'), run('r2', { status: 'running' })]
+    expect((await readRunningTurns(ctx, 3, running)).map(item => item.id)).toEqual(Array.from({ length: 10 }, (_, offset) => `t${offset + 3}`))
+    expect(await readRunningTurns(ctx, 3, [run('r2')])).toEqual([])
+    expect(await readRunningTurns(ctx, 15, running)).toEqual([])
   })
 
   it('holds a new session\'s header back with deferNewSession until the prompt turn writes it', async () => {
