@@ -81,12 +81,19 @@ function describeTree(tree: ProcessEntry[]): string {
 
 /** Waits until no process of `tree` runs and every port is free; fails naming what is left. */
 async function expectAllGone(stack: StartedStack, timeoutMs: number): Promise<void> {
-  await waitFor(() => stack.tree.every(entry => !isRunning(entry.pid)), timeoutMs)
+  // A multi-threaded process whose leader is already a zombie still holds its sockets until its last thread has
+  // exited (a busy machine makes that slow): the ports are waited for too, not read once.
+  await waitFor(async () => stack.tree.every(entry => !isRunning(entry.pid)) && (await heldPorts(stack)).length === 0, timeoutMs)
   const left = stack.tree.filter(entry => isRunning(entry.pid))
   expect(describeTree(left), `left running:\n${describeTree(left)}\n\noutput:\n${stack.output().slice(-3000)}`).toBe('')
-  const heldPorts = []
-  for (const port of stack.ports) if (!(await isPortFree(port, '127.0.0.1')) && heldByTree(port, stack.tree)) heldPorts.push(port)
-  expect(heldPorts).toEqual([])
+  expect(await heldPorts(stack)).toEqual([])
+}
+
+/** The stack's ports that a process of its tree (or a process ss cannot name) still listens on. */
+async function heldPorts(stack: StartedStack): Promise<number[]> {
+  const held = []
+  for (const port of stack.ports) if (!(await isPortFree(port, '127.0.0.1')) && heldByTree(port, stack.tree)) held.push(port)
+  return held
 }
 
 /**
