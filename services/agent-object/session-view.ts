@@ -29,7 +29,7 @@ export async function readSessionView(ctx: restate.ObjectSharedContext, request:
   const uncounted = header?.status === 'running' ? await readRunningTurns(ctx, counted, runs, restate.RestatePromise) : []
   const page = turnPage(counted + uncounted.length, request)
   const turns = header ? await readSessionTurns(ctx, page.from, Math.min(page.to, counted), restate.RestatePromise) : []
-  turns.push(...uncounted.slice(Math.max(0, page.from - counted), page.to - counted))
+  turns.push(...uncounted.slice(Math.max(0, page.from - counted), Math.max(0, page.to - counted)))
   const cancelled = invocation?.status === 'cancelled'
   const view: SessionView = {
     exists: header !== null || invocation !== null,
