@@ -65,6 +65,21 @@ function batchLength(waiting: readonly PendingPrompt[]): number {
   return length
 }
 
+/**
+ * Aborts once every prompt of `prompts` stopped waiting, never before {@link MIN_CALL_MS}: every prompt sent reaches
+ * Restate, even one whose client stopped waiting while it was still in the gateway.
+ */
+function stopWhenAllGaveUp(prompts: readonly PendingPrompt[]): AbortSignal {
+  const allGaveUp = new AbortController()
+  const sentLongEnough = sleep(MIN_CALL_MS, undefined, { ref: false })
+  const stopAfterMinimum = (): void => { void sentLongEnough.then(() => { allGaveUp.abort() }) }
+  const waiting = prompts.filter(prompt => !prompt.gaveUp.aborted)
+  let left = waiting.length
+  for (const prompt of waiting) prompt.gaveUp.addEventListener('abort', () => { if (--left === 0) stopAfterMinimum() }, { once: true })
+  if (left === 0) stopAfterMinimum()
+  return allGaveUp.signal
+}
+
 /** A tenant's prompts: how many admission calls are under way, and the prompts waiting for one to end. */
 interface TenantLane { calls: number; waiting: PendingPrompt[]; timer: NodeJS.Timeout | undefined }
 
@@ -115,13 +130,16 @@ export class PromptAdmissions {
     })
   }
 
-  /** One prompt: `admit`, bounded by its wait, or held with one idempotency key for every renewal. */
+  /**
+   * One prompt: `admit`, bounded by its wait, or held with one idempotency key for every renewal (as long as its client
+   * waits, and at least {@link MIN_CALL_MS}, as a batch's call).
+   */
   private async admitOne(tenant: string, prompt: PendingPrompt): Promise<void> {
     const admit = (options: { timeout: number } | { signal: AbortSignal; idempotencyKey: string }) => this.ingress.client.client(admissionInterface, tenant).admit(prompt.request, clients.rpc.opts(options))
     try {
       const { wait } = prompt
       const idempotencyKey = `admission-${randomUUID()}`
-      const admission = wait.kind === 'held' ? await heldCall(signal => admit({ signal, idempotencyKey }), wait.signal, wait.renewMs) : await answeredWithin(wait.waitMs, admit)
+      const admission = wait.kind === 'held' ? await heldCall(signal => admit({ signal, idempotencyKey }), stopWhenAllGaveUp([prompt]), wait.renewMs) : await answeredWithin(wait.waitMs, admit)
       // Unanswered within a bounded wait: the prompt gave up at the same time (Restate keeps the call).
       if (admission !== undefined) prompt.settle.answer(admission)
     } catch (error) {
@@ -135,18 +153,9 @@ export class PromptAdmissions {
    */
   private async admitBatch(tenant: string, prompts: readonly PendingPrompt[]): Promise<void> {
     const idempotencyKey = `admission-${randomUUID()}`
-    // Every prompt sent reaches Restate: the call stops once all of them stopped waiting, never before it had
-    // MIN_CALL_MS to get there (a prompt may have stopped waiting while it was still in the gateway).
-    const allGaveUp = new AbortController()
-    const sentLongEnough = sleep(MIN_CALL_MS, undefined, { ref: false })
-    const stopAfterMinimum = (): void => { void sentLongEnough.then(() => { allGaveUp.abort() }) }
-    const waiting = prompts.filter(prompt => !prompt.gaveUp.aborted)
-    let left = waiting.length
-    for (const prompt of waiting) prompt.gaveUp.addEventListener('abort', () => { if (--left === 0) stopAfterMinimum() }, { once: true })
-    if (left === 0) stopAfterMinimum()
     const renewMs = Math.min(MAX_HOLD_MS, ...prompts.map(prompt => (prompt.wait.kind === 'held' ? prompt.wait.renewMs : MAX_HOLD_MS)))
     try {
-      const admissions = await heldCall(signal => this.ingress.client.client(admissionInterface, tenant).admitMany({ requests: prompts.map(prompt => prompt.request) }, clients.rpc.opts({ signal, idempotencyKey })), allGaveUp.signal, renewMs)
+      const admissions = await heldCall(signal => this.ingress.client.client(admissionInterface, tenant).admitMany({ requests: prompts.map(prompt => prompt.request) }, clients.rpc.opts({ signal, idempotencyKey })), stopWhenAllGaveUp(prompts), renewMs)
       prompts.forEach((prompt, index) => {
         const admission = admissions[index]
         if (admission) prompt.settle.answer(admission)

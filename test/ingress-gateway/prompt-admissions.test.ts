@@ -66,6 +66,18 @@ describe('the gateway\'s prompt admissions', () => {
     await expect.poll(() => restate.requests.filter(call => call.path.endsWith('/admitMany')).map(call => (call.body as PromptAdmissionBatch).requests.map(one => one.sessionKey))).toEqual([['t1~b', 't1~c']])
   })
 
+  it('send a lone prompt whose client left while it waited in the gateway, as a batch of them is', async () => {
+    const first = admissions.admit('t1', request('t1~a'), bounded)
+    await expect.poll(paths).toEqual(['/admission/t1/admit'])
+    const left = new AbortController()
+    const waiting = admissions.admit('t1', request('t1~b'), { kind: 'held', signal: left.signal, renewMs: 60_000 })
+    waiting.catch(() => undefined)
+    left.abort()
+    release()
+    expect(await first).toEqual(admitted('inv_t1~a'))
+    await expect.poll(() => restate.requests.map(call => (call.body as PromptAdmissionRequest).sessionKey)).toEqual(['t1~a', 't1~b'])
+  })
+
   it('answer a bounded prompt of an unanswered batch with nothing when its wait runs out (Restate keeps the call)', async () => {
     restate.on('POST /admission/t1/admitMany', async () => new Promise(() => undefined))
     const first = admissions.admit('t1', request('t1~a'), bounded)
