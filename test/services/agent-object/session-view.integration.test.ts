@@ -8,7 +8,7 @@ import type { RestateHarness } from '../../helpers/restate/restate-harness'
 
 const MODEL_ENV = { ANTHROPIC_API_KEY: 'sk-ant-session-view', ZIDANE_MODEL: 'claude-test' }
 const KEY = 't1~view'
-const todo = { type: 'tool_use', name: 'todowrite', input: { todos: [{ content: 'one', status: 'pending' }] } }
+const todo = { type: 'tool_use' as const, name: 'todowrite', input: { todos: [{ content: 'one', status: 'pending' }] } }
 
 /**
  * A running session's newest turns are past its header's counter (the header is written once per run): the view reads
