@@ -4,15 +4,32 @@ import type { FileWorkerPool, FileWorkerPoolOptions } from 'zidane/tools'
 import type { ToolOffer } from './tool-selection'
 
 /**
- * Bounds of the services' warm file workers: an idle worker stays 30 s (a run's next turn, the session's next
- * prompt), a session's workspace has at most 4 live workers (its calls queue past them; a worker answers a
- * `write_file` in about 3 ms) and the process 32 (an idle one of another workspace is killed to make room).
+ * Live file workers one tenant may have when `ZIDANE_FILE_WORKERS_PER_TENANT` is unset: 4 sessions' worth, about
+ * 880 MB resident at 55 MB each, within the tenant's cgroup memory (2 GiB by default).
  */
-export const SERVICES_FILE_WORKERS: Required<Pick<FileWorkerPoolOptions, 'idleMs' | 'maxWorkers' | 'maxWorkersPerScope'>> = { idleMs: 30_000, maxWorkers: 32, maxWorkersPerScope: 4 }
+export const FILE_WORKERS_PER_TENANT = 16
 
-/** The services' pool of warm file workers, within {@link SERVICES_FILE_WORKERS} unless `options` says otherwise. */
-export function createServicesFileWorkers(options: FileWorkerPoolOptions = {}): FileWorkerPool {
-  return createFileWorkerPool({ ...SERVICES_FILE_WORKERS, ...options })
+/**
+ * Bounds of the services' warm file workers: an idle worker stays 30 s (a run's next turn, the session's next
+ * prompt); a session's workspace has at most 4 live workers (its calls queue past them; a worker answers a
+ * `write_file` in about 3 ms) and a tenant {@link FILE_WORKERS_PER_TENANT} (its calls wait past them for one of its
+ * own); the process keeps 32, killing the idle worker of another workspace unused the longest to make room, and starts
+ * a call's worker past 32 rather than make it wait for another tenant's busy ones.
+ */
+export const SERVICES_FILE_WORKERS: Required<Pick<FileWorkerPoolOptions, 'idleMs' | 'maxWorkers' | 'maxWorkersPerScope' | 'maxWorkersPerTenant'>> = { idleMs: 30_000, maxWorkers: 32, maxWorkersPerScope: 4, maxWorkersPerTenant: FILE_WORKERS_PER_TENANT }
+
+/**
+ * The services' pool of warm file workers, within {@link SERVICES_FILE_WORKERS}, a tenant's bound from
+ * `ZIDANE_FILE_WORKERS_PER_TENANT` in `env` when set (a positive integer), unless `options` says otherwise.
+ */
+export function createServicesFileWorkers(options: FileWorkerPoolOptions = {}, env: NodeJS.ProcessEnv = {}): FileWorkerPool {
+  return createFileWorkerPool({ ...SERVICES_FILE_WORKERS, ...fileWorkerBoundsOf(env), ...options })
+}
+
+/** The bounds `env` sets over {@link SERVICES_FILE_WORKERS}: `ZIDANE_FILE_WORKERS_PER_TENANT`, when a positive integer. */
+export function fileWorkerBoundsOf(env: NodeJS.ProcessEnv): Pick<FileWorkerPoolOptions, 'maxWorkersPerTenant'> {
+  const perTenant = Number(env.ZIDANE_FILE_WORKERS_PER_TENANT)
+  return env.ZIDANE_FILE_WORKERS_PER_TENANT !== undefined && Number.isInteger(perTenant) && perTenant > 0 ? { maxWorkersPerTenant: perTenant } : {}
 }
 
 /**

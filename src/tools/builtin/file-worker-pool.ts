@@ -9,16 +9,27 @@ import type { StartCommandOptions } from './run-command'
 export interface FileWorkerPoolOptions {
   /** Time an idle worker waits for the next call of its scope before it is killed. Default {@link FILE_WORKER_IDLE_MS}. */
   idleMs?: number
-  /** Live workers of every scope together (busy and idle); a call past it waits for one. Default: no bound. */
+  /**
+   * Live workers of every scope together that the pool keeps: a call past it kills the idle worker of another scope
+   * unused the longest (idle for `evictAfterMs` at least) to make room, and when there is none it starts its worker
+   * anyway, within its tenant's bound, rather than wait for another tenant's; idle workers past it are killed once idle
+   * `evictAfterMs`. So it bounds the idle workers kept, never makes one tenant's call wait for another's. Default: no bound.
+   */
   maxWorkers?: number
   /** Live workers of one scope (busy and idle); a call past it waits for one of them. Default: no bound. */
   maxWorkersPerScope?: number
+  /**
+   * Live workers of one tenant's scopes together (busy and idle; the tenant of `wrapOptions.tenant`, the starts that
+   * name none counting as one tenant). A call past it kills an idle worker of another scope of its tenant (idle for
+   * `evictAfterMs` at least) or waits for one of its tenant's workers, never another tenant's. Default: no bound.
+   */
+  maxWorkersPerTenant?: number
   /** Idle workers kept per scope; one given back past it is killed. Default: `maxWorkersPerScope`. */
   maxIdlePerScope?: number
   /**
-   * Time a worker must have been idle before a call of another scope may kill it to make room under `maxWorkers`
-   * (the least recently used first); until then that call waits. A worker idle between the turns of a run is not
-   * killed and restarted at every turn that way. Default {@link FILE_WORKER_EVICT_AFTER_MS}.
+   * Time a worker must have been idle before a call of another scope may kill it to make room (the least recently used
+   * first). A worker idle between the turns of a run is not killed and restarted at every turn that way. Default
+   * {@link FILE_WORKER_EVICT_AFTER_MS}.
    */
   evictAfterMs?: number
   /** Observes every worker process started, with the process group it leads (tests count and find them this way). */
@@ -33,13 +44,13 @@ export interface FileWorkerPoolOptions {
 export interface FileWorkerPool {
   /**
    * A live worker started with `start` (an idle one of the same scope, else a new one), its idle timer stopped. Waits
-   * while the pool is at a cap; throws `ToolError` `aborted` when `signal` aborts first, `tool_unavailable` once closed.
+   * while its scope or its tenant is at its bound, only for a worker of that scope or tenant; throws `ToolError` `aborted` when `signal` aborts first, `tool_unavailable` once closed.
    */
   acquire(start: StartCommandOptions, signal: AbortSignal): Promise<WarmWorker>
   /** Gives a worker back after its call: kept idle when `reusable` (and under the caps), else killed. */
   release(worker: WarmWorker, reusable: boolean): void
-  /** Live workers (busy and idle, not yet killed). */
-  liveWorkers(): number
+  /** Live workers (busy and idle, not yet killed), of `tenant`'s scopes only when given. */
+  liveWorkers(tenant?: string): number
   /** Kills every worker and fails the calls still waiting; later calls fail with `tool_unavailable`. */
   close(): void
 }
@@ -49,22 +60,27 @@ export const FILE_WORKER_IDLE_MS = 5000
 /** Default time a worker must have been idle before another scope's call may take its place. */
 export const FILE_WORKER_EVICT_AFTER_MS = 500
 
-interface Scope { key: string; start: StartCommandOptions; live: Set<WarmWorker>; idle: WarmWorker[] }
-interface Waiter { scope: Scope; resolve: (worker: WarmWorker) => void; reject: (error: ToolError) => void }
+/** The workers of one start (one session's workspace); `tenant` names the tenant whose bound they count in. */
+interface Scope { key: string; start: StartCommandOptions; tenant: string; live: Set<WarmWorker>; idle: WarmWorker[] }
+interface Waiter { key: string; start: StartCommandOptions; resolve: (worker: WarmWorker) => void; reject: (error: ToolError) => void }
 
 /** A {@link FileWorkerPool} within `options`' bounds. */
 export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileWorkerPool {
   const idleMs = options.idleMs ?? FILE_WORKER_IDLE_MS
   const maxWorkers = options.maxWorkers ?? Infinity
   const perScope = options.maxWorkersPerScope ?? Infinity
+  const perTenant = options.maxWorkersPerTenant ?? Infinity
   const maxIdle = options.maxIdlePerScope ?? perScope
   const evictAfterMs = options.evictAfterMs ?? FILE_WORKER_EVICT_AFTER_MS
+  // Insertion order is the order the workers went idle in: the first entry is the least recently used.
   const idleSince = new Map<WarmWorker, number>()
-  let pumpTimer: NodeJS.Timeout | undefined
   const scopes = new Map<string, Scope>()
   const scopeOf = new Map<WarmWorker, Scope>()
+  const tenantLive = new Map<string, number>()
   const sandboxes = new WeakMap<CommandSandbox, number>()
   const waiters: Waiter[] = []
+  let wakeTimer: NodeJS.Timeout | undefined
+  let wakeAt = Infinity
   let closed = false
 
   let sandboxCount = 0
@@ -75,12 +91,18 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   }
   // Every start option is part of the key: a worker serves only calls that would have started the very same worker.
   const keyOf = (start: StartCommandOptions): string => JSON.stringify([start.sandbox === undefined ? 0 : sandboxId(start.sandbox), start.command, start.cwd, start.env ?? null, start.wrapOptions ?? null])
+  const countIn = (tenant: string, delta: number): void => {
+    const live = (tenantLive.get(tenant) ?? 0) + delta
+    if (live > 0) tenantLive.set(tenant, live)
+    else tenantLive.delete(tenant)
+  }
   const forget = (worker: WarmWorker): void => {
     idleSince.delete(worker)
     const scope = scopeOf.get(worker)
     if (scope === undefined) return
     scopeOf.delete(worker)
     scope.live.delete(worker)
+    countIn(scope.tenant, -1)
     const at = scope.idle.indexOf(worker)
     if (at >= 0) scope.idle.splice(at, 1)
     clearTimeout(worker.idleTimer)
@@ -95,6 +117,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
     scopes.set(scope.key, scope)
     scopeOf.set(worker, scope)
     scope.live.add(worker)
+    countIn(scope.tenant, 1)
     options.onWorkerStart?.(worker.process.group)
     worker.process.onExit(() => {
       forget(worker)
@@ -102,28 +125,57 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
     })
     return worker
   }
-  /** The worker idle the longest in a scope other than `scope`, if idle for `evictAfterMs` at least, to make room under `maxWorkers`. */
-  const idleElsewhere = (scope: Scope): WarmWorker | undefined => {
-    let oldest: WarmWorker | undefined
-    for (const [worker, since] of idleSince) if (scopeOf.get(worker) !== scope && since <= (idleSince.get(oldest as WarmWorker) ?? Infinity)) oldest = worker
-    if (oldest === undefined) return undefined
-    const waitMs = (idleSince.get(oldest) ?? 0) + evictAfterMs - Date.now()
-    if (waitMs <= 0) return oldest
-    // Not idle long enough yet: look again once it is.
-    pumpTimer ??= setTimeout(() => { pumpTimer = undefined; pump() }, waitMs)
+  /** Runs the pump again in `delayMs` (or sooner, if it is to run sooner already). */
+  const wakeIn = (delayMs: number): void => {
+    if (Date.now() + delayMs >= wakeAt) return
+    clearTimeout(wakeTimer)
+    wakeAt = Date.now() + delayMs
+    wakeTimer = setTimeout(() => { wakeAt = Infinity; pump() }, delayMs)
+  }
+  /** The least recently used idle worker `eligible` accepts, once idle `evictAfterMs`; until then none, and a look again then. */
+  const evictable = (eligible: (scope: Scope | undefined) => boolean): WarmWorker | undefined => {
+    for (const [worker, since] of idleSince) {
+      if (!eligible(scopeOf.get(worker))) continue
+      const waitMs = since + evictAfterMs - Date.now()
+      if (waitMs <= 0) return worker
+      wakeIn(waitMs)
+      return undefined
+    }
     return undefined
   }
-  const serve = (scope: Scope): WarmWorker | undefined => {
+  /** Whether `scope`'s tenant may start one more worker, once an idle one of its other scopes is killed if need be. */
+  const roomInTenant = (scope: Scope): boolean => {
+    if ((tenantLive.get(scope.tenant) ?? 0) < perTenant) return true
+    const victim = evictable(other => other !== scope && other?.tenant === scope.tenant)
+    if (victim !== undefined) kill(victim)
+    return victim !== undefined
+  }
+  /**
+   * Makes room under `maxWorkers` by killing the least recently used idle worker of another scope. With none to kill
+   * (every other worker busy, or idle too briefly) the call starts its worker past the bound all the same: one
+   * tenant's busy workers never hold up another's call; `trim` brings the idle ones back under the bound.
+   */
+  const roomInProcess = (scope: Scope): void => {
+    if (scopeOf.size < maxWorkers) return
+    const victim = evictable(other => other !== scope)
+    if (victim !== undefined) kill(victim)
+  }
+  /** Kills the least recently used idle workers past `maxWorkers`, each once idle `evictAfterMs`. */
+  const trim = (): void => {
+    while (scopeOf.size > maxWorkers) {
+      const victim = evictable(() => true)
+      if (victim === undefined) return
+      kill(victim)
+    }
+  }
+  const serve = (key: string, start: StartCommandOptions): WarmWorker | undefined => {
+    const scope = scopes.get(key) ?? { key, start, tenant: start.wrapOptions?.tenant ?? '', live: new Set<WarmWorker>(), idle: [] }
     for (let worker = scope.idle.shift(); worker !== undefined; worker = scope.idle.shift()) {
       if (!worker.dead) return taken(worker)
       kill(worker)
     }
-    if (scope.live.size >= perScope) return undefined
-    if (scopeOf.size >= maxWorkers) {
-      const victim = idleElsewhere(scope)
-      if (victim === undefined) return undefined
-      kill(victim)
-    }
+    if (scope.live.size >= perScope || !roomInTenant(scope)) return undefined
+    roomInProcess(scope)
     return taken(startIn(scope))
   }
   const taken = (worker: WarmWorker): WarmWorker => {
@@ -135,13 +187,14 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   function pump(): void {
     for (let index = 0; index < waiters.length;) {
       const waiter = waiters[index] as Waiter
-      const worker = serve(waiter.scope)
+      const worker = serve(waiter.key, waiter.start)
       if (worker === undefined) index += 1
       else {
         waiters.splice(index, 1)
         waiter.resolve(worker)
       }
     }
+    trim()
   }
   const keepIdle = (worker: WarmWorker, scope: Scope): void => {
     scope.idle.push(worker)
@@ -156,9 +209,8 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
       if (closed) return Promise.reject(new ToolError('The file tools are shutting down.', 'tool_unavailable'))
       if (signal.aborted) return Promise.reject(abortedError())
       const key = keyOf(start)
-      const scope = scopes.get(key) ?? { key, start, live: new Set<WarmWorker>(), idle: [] }
       if (waiters.length === 0) {
-        const worker = serve(scope)
+        const worker = serve(key, start)
         if (worker !== undefined) return Promise.resolve(worker)
       }
       return new Promise((resolve, reject) => {
@@ -168,7 +220,8 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
           reject(abortedError())
         }
         const waiter: Waiter = {
-          scope,
+          key,
+          start,
           resolve: worker => { signal.removeEventListener('abort', onAbort); resolve(worker) },
           reject: error => { signal.removeEventListener('abort', onAbort); reject(error) },
         }
@@ -185,10 +238,10 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
       // A call waiting for this scope took the worker above; past the idle bound the oldest idle one goes.
       while (scope !== undefined && scope.idle.length > maxIdle) kill(scope.idle[0] as WarmWorker)
     },
-    liveWorkers: () => scopeOf.size,
+    liveWorkers: tenant => tenant === undefined ? scopeOf.size : tenantLive.get(tenant) ?? 0,
     close: () => {
       closed = true
-      clearTimeout(pumpTimer)
+      clearTimeout(wakeTimer)
       for (const worker of [...scopeOf.keys()]) kill(worker)
       for (const waiter of waiters.splice(0)) waiter.reject(new ToolError('The file tools are shutting down.', 'tool_unavailable'))
     },

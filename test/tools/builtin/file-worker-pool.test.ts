@@ -9,6 +9,8 @@ import type { FileWorker, FileWorkerOptions } from '../../../src/tools/builtin/f
 import { createFileWorkerPool } from '../../../src/tools/builtin/file-worker-pool'
 import type { FileWorkerPool, FileWorkerPoolOptions } from '../../../src/tools/builtin/file-worker-pool'
 import { exchange } from '../../../src/tools/builtin/file-worker-process'
+import type { WarmWorker } from '../../../src/tools/builtin/file-worker-process'
+import type { StartCommandOptions } from '../../../src/tools/builtin/run-command'
 import { groupHasProcesses } from '../../../src/tools/builtin/run-command'
 import { useSandbox } from './tool-context'
 
@@ -105,8 +107,8 @@ describe.each(modes)('a shared file worker pool, %s', (_mode, sandbox) => {
     expect(most).toBeLessThanOrEqual(2)
   }, 60_000)
 
-  it('makes room under its cap by killing an idle worker of another tenant, never exceeding it', async () => {
-    const workers = usePool({ maxWorkers: 1 })
+  it('makes room under its process cap by killing the idle worker of another tenant unused the longest', async () => {
+    const workers = usePool({ maxWorkers: 1, evictAfterMs: 0 })
     const acme = await session('acme', 's1')
     const globex = await session('globex', 's1')
     await acme.run({ op: 'list', path: '.' }, signal())
@@ -116,16 +118,44 @@ describe.each(modes)('a shared file worker pool, %s', (_mode, sandbox) => {
     expect(await until(() => !groupHasProcesses(started[0]), 3000)).toBe(true)
   }, 30_000)
 
-  it('lets a call of another scope wait rather than kill a worker idle for less than evictAfterMs', async () => {
+  it('starts a call of another tenant at once past its process cap rather than kill a worker idle for less than evictAfterMs, then trims back to the cap', async () => {
     const workers = usePool({ maxWorkers: 1, evictAfterMs: 1500 })
     const acme = await session('acme', 's1')
     const globex = await session('globex', 's1')
     await acme.run({ op: 'list', path: '.' }, signal())
     const asked = Date.now()
     await globex.run({ op: 'list', path: '.' }, signal())
-    expect(Date.now() - asked).toBeGreaterThanOrEqual(1400)
-    expect(started).toHaveLength(2)
-    expect(workers.liveWorkers()).toBe(1)
+    expect(Date.now() - asked).toBeLessThan(1000)
+    expect(workers.liveWorkers()).toBe(2)
+    // Once idle 1.5 s, the least recently used one (acme's) goes.
+    expect(await until(() => workers.liveWorkers() === 1, 5000)).toBe(true)
+    expect(await until(() => !groupHasProcesses(started[0]), 3000)).toBe(true)
+    expect(groupHasProcesses(started[1])).toBe(true)
+  }, 30_000)
+
+  it('gives another tenant a worker at once while one tenant holds every worker of the process, and holds that tenant to its own bound', async () => {
+    const workers = usePool({ maxWorkers: 2, maxWorkersPerTenant: 2 })
+    const startOf = async (tenant: string, name: string): Promise<StartCommandOptions> => {
+      const root = path.join(folders.root, tenant, name)
+      await mkdir(root, { recursive: true })
+      return fileWorkerStart(root, { ...(sandbox ? { sandbox } : {}), tenant, confineTo: path.join(folders.root, tenant) })
+    }
+    const held = [await workers.acquire(await startOf('acme', 's1'), signal()), await workers.acquire(await startOf('acme', 's2'), signal())]
+    const asked = Date.now()
+    workers.release(await workers.acquire(await startOf('globex', 's1'), signal()), true)
+    expect(Date.now() - asked).toBeLessThan(2000)
+    expect(workers.liveWorkers('globex')).toBe(1)
+    // acme's third workspace waits for one of acme's own workers, though globex's is idle.
+    let third: WarmWorker | undefined
+    const waiting = workers.acquire(await startOf('acme', 's3'), signal()).then(worker => { third = worker })
+    await sleep(700)
+    expect(third).toBeUndefined()
+    expect(workers.liveWorkers('acme')).toBe(2)
+    workers.release(held[0] as WarmWorker, true)
+    await waiting
+    expect(workers.liveWorkers('acme')).toBe(2)
+    workers.release(held[1] as WarmWorker, false)
+    workers.release(third as WarmWorker, false)
   }, 30_000)
 
   it('fails a call waiting for a worker when it is aborted', async () => {
