@@ -21,7 +21,8 @@ import type { RestateObjectContextLike } from './types'
  * While a run is in progress the header is written at its first boundary and its end, not after each record: a write the
  * run is sure to follow with another header write (a starting run's record and status, its assistant and results turns,
  * an ending run's record) only updates the store's copy, and the next header write carries it (see `deferHeader`).
- * Readers of a running session read on past the counter (`readRunningTurns`).
+ * Readers of a running session read on past the counter (`readRunningTurns`); a long run writes the header again
+ * once `MAX_UNCOUNTED_TURNS` turns are past it, so what they read on stays a few keys.
  * `flushSessionHeader` writes a pending header at once: before a wait outside any step, and before a failure path
  * reads the state with a store of its own.
  * Loading reads the header, the turns from `historyFrom` (the compaction checkpoint: older turns are never sent to the
@@ -167,7 +168,7 @@ export function restateSessionStore(ctx: ReadableObjectContext, options: Restate
       return mutate('appendTurns', async (writer) => {
         if (!(await log.load())) return
         const fresh = log.appendTurns(writer, turns)
-        if (fresh.length > 0) log.writeHeader(writer, {}, defer({ turns: fresh, running: log.header?.status === 'running' }))
+        if (fresh.length > 0) log.writeHeader(writer, {}, defer({ turns: fresh, running: log.header?.status === 'running', uncounted: log.uncountedTurns() }))
       })
     },
     async saveMeta(_sessionId, meta) {
@@ -198,6 +199,8 @@ interface HeaderWrite {
   /** Turns it appended, and whether the session is running. */
   turns?: readonly SessionTurn[]
   running?: boolean
+  /** Turns stored past the counter of the header in state, those included. */
+  uncounted?: number
   /** Run records it wrote, and the session's status it saved with them. */
   runs?: readonly SessionRun[]
   sessionStatus?: SessionStatus
@@ -210,16 +213,24 @@ function isResultsTurn(turn: SessionTurn): boolean {
 }
 
 /**
+ * Most turns a running session keeps past the counter of its header in state: past it, an append writes the header,
+ * so a reader of the session ({@link readRunningTurns}) reads at most this many keys more, however long the run.
+ */
+export const MAX_UNCOUNTED_TURNS = 32
+
+/**
  * Whether the header write after `write` can wait for the next one: true only when the run that made it is sure to
  * write the header again (`createAgent` ends every run with its status), and the header's counters still only name
  * keys that exist. A starting run (its record, then `running`, then its prompt turn: written there), a running
  * session's assistant and results turns (counted at the run's end, or at a wait outside any step), a final assistant
  * turn (no tool call: the run's end follows) and an ending run's record (written with its status) wait. Readers of a
- * running session read on past the counter ({@link readRunningTurns}): they see a turn's calls while they run.
+ * running session read on past the counter ({@link readRunningTurns}): they see a turn's calls while they run. Turns
+ * past {@link MAX_UNCOUNTED_TURNS} are counted at once.
  */
 function deferHeader(write: HeaderWrite): boolean {
   if (write.status !== undefined) return write.status === 'running'
   if (write.turns) {
+    if ((write.uncounted ?? 0) > MAX_UNCOUNTED_TURNS) return false
     if (write.running === true) return write.turns.every(turn => turn.role === 'assistant' || isResultsTurn(turn))
     return write.turns.every(turn => turn.role === 'assistant' && !turn.content.some(block => block.type === 'tool_use'))
   }
@@ -356,6 +367,8 @@ interface SessionLog {
   writeHeader(writer: StateWriter, changes: Partial<SessionMeta>, defer?: boolean): void
   /** Writes the header a deferred write kept back, if any. */
   flushHeader(): void
+  /** Turns written past the counter of the header in state (as loaded, or as this log last wrote it). */
+  uncountedTurns(): number
 }
 
 function createSessionLog(ctx: StateReader & { key: string }, promises?: StateReadCombinators, preread?: StoredSessionHeader | null): SessionLog {
@@ -373,6 +386,8 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
   let totals = emptyRunTotals()
   /** Set while the header in `log.header` is newer than the stored one: where to write it. */
   let pendingWriter: StateWriter | undefined
+  /** The turn counter of the header in state. */
+  let storedTurnCount = 0
   const topLevelLoaded = (): number => runs.filter(run => run.label === undefined).length
   const log: SessionLog = {
     header: null,
@@ -380,6 +395,7 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
       loading ??= (async () => {
         const header = preread === undefined ? await readSessionHeader(ctx) : preread && copyData(preread)
         if (header && !log.header) {
+          storedTurnCount = header.turnCount
           turnOffset = header.historyFrom
           turns = await readSessionTurns(ctx, header.historyFrom, header.turnCount, promises)
           runOffset = header.runFrom
@@ -459,8 +475,10 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
     flushHeader() {
       if (!pendingWriter || !log.header) return
       pendingWriter.set(SESSION_STATE_KEY, log.header)
+      storedTurnCount = log.header.turnCount
       pendingWriter = undefined
     },
+    uncountedTurns: () => turnOffset + turns.length - storedTurnCount,
     writeHeader(writer, changes, defer = false) {
       const base = log.header
       const historyFrom = Math.max(base?.historyFrom ?? 0, changes.historyFrom ?? 0, turnOffset)

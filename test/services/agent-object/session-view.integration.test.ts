@@ -1,36 +1,49 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { start as startModelServer } from '../../../support/anthropic-server'
+import { MAX_UNCOUNTED_TURNS } from '../../../src/restate/session'
+import type { SessionChanges } from '../../../contract/event-log'
 import type { SessionView } from '../../../contract/session'
-import type { FakeAnthropicServer } from '../../../support/anthropic-server'
+import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../../../support/anthropic-server'
 import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
 import { loadSessionServices } from '../../helpers/restate/session-services'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
 
 const MODEL_ENV = { ANTHROPIC_API_KEY: 'sk-ant-session-view', ZIDANE_MODEL: 'claude-test' }
-const KEY = 't1~view'
 const todo = { type: 'tool_use' as const, name: 'todowrite', input: { todos: [{ content: 'one', status: 'pending' }] } }
+
+/** The text of the request's first user message: which test's session it is. */
+function firstPrompt(request: RecordedRequest): string {
+  const [first] = (request.body?.messages ?? []) as Array<{ content: string | Array<{ text?: string }> }>
+  return typeof first?.content === 'string' ? first.content : first?.content[0]?.text ?? ''
+}
+
+function assistantTurns(request: RecordedRequest): number {
+  return ((request.body?.messages ?? []) as Array<{ role: string }>).filter(message => message.role === 'assistant').length
+}
 
 /**
  * A running session's newest turns are past its header's counter (the header is written once per run): the view reads
- * them on from it. A page of older turns must hold those turns only, whatever the turns past the counter are.
+ * them on from it. A page of older turns must hold those turns only, and the turns past the counter stay few.
  */
 describe('the session view of a running session', () => {
   let harness: RestateHarness | undefined
   let model: FakeAnthropicServer | undefined
   let release: () => void = () => undefined
+  const held = new Promise<void>((resolve) => { release = resolve })
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
-  const view = async (request: { turnsAfter?: number; limit?: number }): Promise<SessionView> => (await h().call<SessionView>(`session/${KEY}/get`, request)).body
+  const view = async (key: string, request: { turnsAfter?: number; limit?: number }): Promise<SessionView> => (await h().call<SessionView>(`session/${key}/get`, request)).body
+  /** Calls the tool `toolTurns` times, then waits for the test's end. */
+  const toolsThenWait = async (request: RecordedRequest, toolTurns: number): Promise<ScriptedResponse> => {
+    if (assistantTurns(request) < toolTurns) return { kind: 'message', content: [todo] }
+    await held
+    return { kind: 'message', content: [{ type: 'text', text: 'done' }] }
+  }
   beforeAll(async () => {
     model = await startModelServer({ apiKey: MODEL_ENV.ANTHROPIC_API_KEY })
-    const held = new Promise<void>((resolve) => { release = resolve })
-    let calls = 0
-    model.setHandler(async () => {
-      calls += 1
-      // The first run answers at once; the second calls a tool twice, then waits.
-      if (calls === 1) return { kind: 'message', content: [{ type: 'text', text: 'ok' }] }
-      if (calls <= 3) return { kind: 'message', content: [todo] }
-      await held
-      return { kind: 'message', content: [{ type: 'text', text: 'done' }] }
+    model.setHandler(async (request) => {
+      const prompt = firstPrompt(request)
+      if (prompt === 'first') return assistantTurns(request) === 0 ? { kind: 'message', content: [{ type: 'text', text: 'ok' }] } : toolsThenWait(request, 3)
+      return toolsThenWait(request, 20)
     })
     Object.assign(process.env, MODEL_ENV, { ANTHROPIC_BASE_URL: model.url })
     harness = await startRestateHarness({ services: loadSessionServices() })
@@ -44,19 +57,27 @@ describe('the session view of a running session', () => {
   printLogsOnFailure(() => harness)
 
   it('hold in an older page only its turns, not some of the turns past the counter', async () => {
-    await h().call(`session/${KEY}/run`, { prompt: 'first' })
-    await h().send(`session/${KEY}/run`, { prompt: 'second' })
-    await h().waitFor(async () => ((model?.requests.length ?? 0) >= 4 ? true : undefined), 20_000, 'the fourth model call')
+    const key = 't1~view'
+    await h().call(`session/${key}/run`, { prompt: 'first' })
+    await h().send(`session/${key}/run`, { prompt: 'second' })
     const newest = await h().waitFor(async () => {
-      const read = await view({})
+      const read = await view(key, {})
       return read.counts.turns >= 7 ? read : undefined
-    }, 10_000, 'the second results turn in the view')
+    }, 20_000, 'the second results turn in the view')
     expect(newest.turns.map(turn => turn.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user'])
-    const oldest = await view({ turnsAfter: 0, limit: 2 })
+    const oldest = await view(key, { turnsAfter: 0, limit: 2 })
     expect(oldest.turns.map(turn => turn.id)).toEqual(newest.turns.slice(0, 2).map(turn => turn.id))
     expect(oldest.page).toMatchObject({ from: 0, to: 2, total: 7 })
-    const middle = await view({ turnsAfter: 2, limit: 3 })
+    const middle = await view(key, { turnsAfter: 2, limit: 3 })
     expect(middle.turns.map(turn => turn.id)).toEqual(newest.turns.slice(2, 5).map(turn => turn.id))
-    release()
+  }, 60_000)
+
+  it('count a long run\'s turns in its header as it goes: a view reads few keys past the counter, whatever the run\'s length', async () => {
+    const key = 't1~long'
+    await h().send(`session/${key}/run`, { prompt: 'long' })
+    await h().waitFor(async () => ((await view(key, {})).counts.turns >= 41 ? true : undefined), 30_000, 'the twentieth results turn in the view')
+    // `changes` counts the header's turns (or those it read, one here): how far the header's counter is behind.
+    const changes = (await h().call<SessionChanges>(`session/${key}/changes`, { runsFrom: 0, runs: 1, turnsFrom: 0, newFrom: 0, turns: 1 })).body
+    expect(changes.turnCount).toBeGreaterThanOrEqual(41 - MAX_UNCOUNTED_TURNS)
   }, 60_000)
 })
