@@ -70,7 +70,7 @@ export interface Services {
  * environment of its own and serves nothing (`services/endpoint.ts` does).
  */
 export function createServices(config: ServicesConfig, options: ServicesOptions): Services {
-  const fileWorkers = createServicesFileWorkers(options.fileWorkers)
+  const fileWorkers = createServicesFileWorkers(options.fileWorkers, options.env)
   const tools = withFileWorkers(createToolOffer(options.env), fileWorkers)
   const tracing = options.tracing ?? otlpTracing(options.env)
   const deps: AgentDeps = {
