@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { ToolError } from '../tool'
 import type { CommandSandbox } from './command-sandbox'
 import type { FileRequest } from './file-worker/protocol'
+import { bundleWorkerModules } from './file-worker-bundle'
 import { createFileWorkerPool, FILE_WORKER_IDLE_MS } from './file-worker-pool'
 import type { FileWorkerPool } from './file-worker-pool'
 import { exchange } from './file-worker-process'
@@ -70,26 +71,34 @@ const FROM_SOURCE = import.meta.url.endsWith('.ts')
 let workerMain: string | undefined
 
 /**
- * The worker's entry as plain JavaScript. A build has it next to this file; from the TypeScript sources (development,
- * tests) the worker's files are stripped of their types once per process into a private temporary folder: Node's own
- * type stripping needs WebAssembly, which reserves more address space than a worker's memory bound allows.
+ * The worker's entry: its modules as one plain JavaScript file ({@link bundleWorkerModules}), written once per process
+ * into a private temporary folder. From the TypeScript sources (development, tests) the modules are stripped of their
+ * types first: Node's own type stripping needs WebAssembly, which reserves more address space than a worker's memory
+ * bound allows. A build has them as `.js` next to this file.
  */
 function workerEntry(): string {
   if (workerMain !== undefined) return workerMain
-  if (!FROM_SOURCE) return (workerMain = path.join(WORKER_SOURCE, 'main.js'))
   const folder = createPrivateTempFolder('zidane-file-worker-')
+  const file = path.join(folder, 'main.mjs')
+  writeFileSync(file, bundleWorkerModules(workerModules()))
+  return (workerMain = file)
+}
+
+/** The worker's modules by name (`read-file`), as JavaScript. */
+function workerModules(): Map<string, string> {
+  const extension = FROM_SOURCE ? '.ts' : '.js'
+  const names = readdirSync(WORKER_SOURCE).filter(file => file.endsWith(extension) && !file.endsWith('.d.ts'))
   // Development only: Node's "stripTypeScriptTypes is an experimental feature" warning would land in every log.
   const emitWarning = process.emitWarning.bind(process)
   process.emitWarning = () => undefined
   try {
-    for (const name of readdirSync(WORKER_SOURCE).filter(file => file.endsWith('.ts'))) {
-      const code = stripTypeScriptTypes(readFileSync(path.join(WORKER_SOURCE, name), 'utf8'), { mode: 'strip' })
-      writeFileSync(path.join(folder, name.replace(/\.ts$/, '.mjs')), code.replace(/(from\s+['"]\.\/[^'"]+)\.ts(['"])/g, '$1.mjs$2'))
-    }
+    return new Map(names.map(name => {
+      const code = readFileSync(path.join(WORKER_SOURCE, name), 'utf8')
+      return [name.slice(0, -extension.length), FROM_SOURCE ? stripTypeScriptTypes(code, { mode: 'strip' }) : code]
+    }))
   } finally {
     process.emitWarning = emitWarning
   }
-  return (workerMain = path.join(folder, 'main.mjs'))
 }
 
 /**

@@ -1,10 +1,11 @@
-import { writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { bubblewrapSandbox, isSandboxUsable } from '../../../src/tools/builtin/command-sandbox'
 import type { CommandSandbox } from '../../../src/tools/builtin/command-sandbox'
 import { createFileWorker } from '../../../src/tools/builtin/file-worker-client'
+import { createFileWorkerPool } from '../../../src/tools/builtin/file-worker-pool'
 import type { FileWorker, FileWorkerOptions } from '../../../src/tools/builtin/file-worker-client'
 import { groupHasProcesses, stopRunningCommands } from '../../../src/tools/builtin/run-command'
 import { useSandbox } from './tool-context'
@@ -35,6 +36,33 @@ describe.each(modes)('the file worker client, %s', (_mode, sandbox) => {
     expect(await run({ op: 'list', path: '.' }, signal())).toContain('a.txt')
     expect(started).toHaveLength(1)
     expect(groupHasProcesses(started[0])).toBe(true)
+  }, 30_000)
+
+  it('starts one worker for the sequential calls of each session, sessions running at once through a shared pool', async () => {
+    // The services' bounds (30 s idle, 4 per workspace, 32 in all): ten sessions of ten sequential writes each, as a burst of demo runs.
+    const pool = createFileWorkerPool({ idleMs: 30_000, maxWorkersPerScope: 4, maxWorkers: 32, onWorkerStart: group => started.push(group) })
+    started.length = 0
+    try {
+      const session = async (index: number): Promise<void> => {
+        const root = path.join(folders.root, `s${index}`)
+        await mkdir(root)
+        const run = createFileWorker(root, { ...(sandbox ? { sandbox } : {}), tenant: 'acme', confineTo: root, pool })
+        for (let call = 0; call < 10; call += 1) await run({ op: 'write', path: `notes/file-${call}.txt`, content: `line ${call}\n` }, signal())
+      }
+      await Promise.all(Array.from({ length: 10 }, (_, index) => session(index)))
+      expect(started).toHaveLength(10)
+      expect(await readFile(path.join(folders.root, 's9', 'notes', 'file-9.txt'), 'utf8')).toBe('line 9\n')
+    } finally {
+      pool.close()
+    }
+  }, 60_000)
+
+  it('carries a request and a reply larger than a pipe holds', async () => {
+    const run = worker()
+    const content = `${'x'.repeat(99)}\n`.repeat(10_000)
+    expect(await run({ op: 'write', path: 'big.txt', content }, signal())).toContain('1000000 bytes')
+    expect(await run({ op: 'read', path: 'big.txt', offset: 1, limit: 2000 }, signal())).toContain('x'.repeat(99))
+    expect(started).toHaveLength(1)
   }, 30_000)
 
   it('kills a worker whose call times out and serves the next call from a new one', async () => {

@@ -8,7 +8,6 @@
  * It runs under plain `node` (type stripping in development, the compiled `.js` in a build), so it imports only
  * Node's modules and its own folder, with explicit extensions.
  */
-import { createInterface } from 'node:readline'
 import { editFile } from './edit-file.ts'
 import { FileToolFailure } from './file-tool-failure.ts'
 import { globFiles } from './glob-files.ts'
@@ -17,6 +16,7 @@ import { listFiles } from './list-files.ts'
 import { persistOutput } from './persist-output.ts'
 import type { FileReply, FileRequest } from './protocol.ts'
 import { readFile } from './read-file.ts'
+import { inputLines, writeOutput } from './standard-io.ts'
 import { writeFile } from './write-file.ts'
 
 async function perform(request: FileRequest): Promise<string> {
@@ -50,11 +50,11 @@ async function answer(line: string): Promise<FileReply> {
 }
 
 function send(reply: FileReply): Promise<void> {
-  return new Promise(resolve => process.stdout.write(`${JSON.stringify(reply)}\n`, () => resolve()))
+  return writeOutput(`${JSON.stringify(reply)}\n`)
 }
 
 // Strictly one request after the other: the next line is read once the previous reply is written.
-for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+for await (const line of inputLines()) {
   const reply = await answer(line)
   await send(reply)
   if (reply.retire === true) process.exit(0)
