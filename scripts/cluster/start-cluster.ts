@@ -55,6 +55,24 @@ export interface StartClusterOptions {
   processes?: ProcessHandle[]
 }
 
+/** The sandbox's cgroup name when `ZIDANE_SANDBOX_CGROUP` is unset (as in `bubblewrapOptionsFrom`). */
+const DEFAULT_SANDBOX_CGROUP = 'zidane-sandbox'
+const CGROUP_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+/**
+ * The cgroup that holds the tenants' cgroups of services replica `index` (0-based): `<name>-services-<index + 1>`, the
+ * name from `ZIDANE_SANDBOX_CGROUP` (shortened to fit 64 characters) or `zidane-sandbox`. Each replica stands for a
+ * host of its own, as each container of docker-compose.cluster.yml has its own cgroups: a tenant's limits (512
+ * processes, 2 GiB by default) hold per replica. Replicas that shared one tenant cgroup each sized their warm file
+ * workers as if they had it alone; together they passed its process cap, and the kernel refused their workers'
+ * threads (tool calls crashed or timed out after 20 s).
+ */
+export function replicaSandboxCgroup(configured: string | undefined, index: number): string {
+  const suffix = `-services-${index + 1}`
+  const name = configured !== undefined && CGROUP_NAME.test(configured) ? configured : DEFAULT_SANDBOX_CGROUP
+  return `${name.slice(0, 64 - suffix.length)}${suffix}`
+}
+
 /** Runs a TypeScript entry in one Node process through tsx's loader, so signals reach the program itself. */
 function tsx(rootDir: string, script: string): { command: string; args: string[] } {
   return { command: process.execPath, args: ['--import', pathToFileURL(join(rootDir, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs')).href, join(rootDir, script)] }
@@ -169,6 +187,7 @@ export async function startCluster(config: ClusterConfig, onFatal: (reason: stri
         ZIDANE_WORKSPACE_ROOT: config.workspaceRoot,
         ZIDANE_WORKSPACE_ROOT_ID: rootId,
         ZIDANE_WORKSPACE_ROOT_INIT: index === 0 ? '1' : '0',
+        ZIDANE_SANDBOX_CGROUP: replicaSandboxCgroup(base.ZIDANE_SANDBOX_CGROUP, index),
         // Each replica records (and at its start stops) only its own shell commands.
         ZIDANE_COMMANDS_DIR: join(config.dataDir, 'replicas', `services-${index + 1}`, 'running-commands'),
       },
