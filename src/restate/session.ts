@@ -292,12 +292,13 @@ const RUNNING_TURNS_BATCH = 8
  * The turns the running runs of `runs` (and their sub-agents) wrote past the header's counter `from`. While a run is
  * in progress the header is written once per run (and before a wait outside any step), so a running session's newest
  * turns are past its counter: a reader of a session whose header says `running` reads on from it, and so does a run
- * that loads a session a killed run left `running` (its clean-up closes only the calls that never finished). Keys of
- * an older run past the counter stop the read. Reads `RUNNING_TURNS_BATCH` keys at a time, joined with `promises`
+ * that loads a session a killed run left `running` (its clean-up closes only the calls that never finished). A run
+ * whose sub-agents' records are in `runs` without its own counts as running (see `runningRunIds`). Keys of an older
+ * run past the counter stop the read. Reads `RUNNING_TURNS_BATCH` keys at a time, joined with `promises`
  * when given (`RestatePromise`: journaled, a replay reads the same). For shared handlers too.
  */
 export async function readRunningTurns(ctx: StateReader, from: number, runs: readonly SessionRun[], promises?: StateReadCombinators): Promise<SessionTurn[]> {
-  const running = new Set(runs.filter(run => run.status === 'running').map(run => run.id))
+  const running = runningRunIds(runs)
   const found: SessionTurn[] = []
   for (let index = from; running.size > 0; index += RUNNING_TURNS_BATCH) {
     const batch = await readSessionTurns(ctx, index, index + RUNNING_TURNS_BATCH, promises)
@@ -306,6 +307,17 @@ export async function readRunningTurns(ctx: StateReader, from: number, runs: rea
     if (theirs !== -1 || batch.length < RUNNING_TURNS_BATCH) break
   }
   return found
+}
+
+/**
+ * The runs of `runs` that may have written turns past the counter: the running ones, and a run whose sub-agents' records
+ * are listed without its own (a reader lists the latest records, and a run's sub-agents can fill them).
+ */
+function runningRunIds(runs: readonly SessionRun[]): Set<string> {
+  const listed = new Set(runs.map(run => run.id))
+  const running = new Set(runs.filter(run => run.status === 'running').map(run => run.id))
+  for (const run of runs) if (run.parentRunId !== undefined && !listed.has(run.parentRunId)) running.add(run.parentRunId)
+  return running
 }
 
 async function readRange<T>(ctx: StateReader, keyOf: (index: number) => string, from: number, to: number, promises?: StateReadCombinators): Promise<T[]> {

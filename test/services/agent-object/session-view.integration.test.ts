@@ -11,6 +11,8 @@ import type { RestateHarness } from '../../helpers/restate/restate-harness'
 const MODEL_ENV = { ANTHROPIC_API_KEY: 'sk-ant-session-view', ZIDANE_MODEL: 'claude-test' }
 const todo = { type: 'tool_use' as const, name: 'todowrite', input: { todos: [{ content: 'one', status: 'pending' }] } }
 
+const spawns = (count: number) => Array.from({ length: count }, () => ({ type: 'tool_use' as const, name: 'spawn', input: { task: 'child task' } }))
+
 /** The text of the request's first user message: which test's session it is. */
 function firstPrompt(request: RecordedRequest): string {
   const [first] = (request.body?.messages ?? []) as Array<{ content: string | Array<{ text?: string }> }>
@@ -43,6 +45,10 @@ describe('the session view of a running session', () => {
     model.setHandler(async (request) => {
       const prompt = firstPrompt(request)
       if (prompt === 'first') return assistantTurns(request) === 0 ? { kind: 'message', content: [{ type: 'text', text: 'ok' }] } : toolsThenWait(request, 3)
+      if (prompt === 'child task') return { kind: 'message', content: [{ type: 'text', text: 'ok' }] }
+      // Three turns of 8 sub-agents and one of a single one (25 run records after the parent's), then 2 tool turns.
+      if (prompt === 'spawns' && assistantTurns(request) < 4) return { kind: 'message', content: spawns(assistantTurns(request) < 3 ? 8 : 1) }
+      if (prompt === 'spawns') return toolsThenWait(request, 6)
       return toolsThenWait(request, 20)
     })
     Object.assign(process.env, MODEL_ENV, { ANTHROPIC_BASE_URL: model.url })
@@ -80,4 +86,16 @@ describe('the session view of a running session', () => {
     const changes = (await h().call<SessionChanges>(`session/${key}/changes`, { runsFrom: 0, runs: 1, turnsFrom: 0, newFrom: 0, turns: 1 })).body
     expect(changes.turnCount).toBeGreaterThanOrEqual(41 - MAX_UNCOUNTED_TURNS)
   }, 60_000)
+
+  it('hold the running run\'s newest turns when its sub-agents\' records fill the runs the view lists', async () => {
+    const key = 't1~spawns'
+    await h().send(`session/${key}/run`, { prompt: 'spawns' })
+    await h().waitFor(async () => ((model?.requests ?? []).filter(request => firstPrompt(request) === 'spawns').length >= 7 ? true : undefined), 60_000, 'the seventh model call of the parent')
+    // Every turn key the session holds (the sub-agents' turns are merged into it), read to the first missing one.
+    const stored = (await h().call<SessionChanges>(`session/${key}/changes`, { runsFrom: 0, runs: 1, turnsFrom: 0, newFrom: 0, turns: 200 })).body.turns
+    const read = await view(key, {})
+    expect(read.runs.every(run => run.label !== undefined)).toBe(true)
+    expect(read.counts.turns).toBe(stored.length)
+    expect(read.turns.at(-1)?.id).toBe(stored.at(-1)?.id)
+  }, 120_000)
 })
