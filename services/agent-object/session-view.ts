@@ -20,7 +20,8 @@ export function turnPage(total: number, request: SessionViewRequest): SessionVie
 /**
  * Reads what the shared `get` handler returns: the header (one read), the latest run records, and a page of turns (one
  * read each, joined). A running session's newest turns are past its header's counter (the header is written once per
- * run): they are read on from it, a batch of keys at a time. Its cost is the page's, whatever the session's length.
+ * run, and again once 32 turns are past it): they are read on from it, a batch of keys at a time. Its cost is the
+ * page's and those few keys, whatever the session's length.
  */
 export async function readSessionView(ctx: restate.ObjectSharedContext, request: SessionViewRequest, pending: PendingQuestion[], invocation: CurrentInvocation | null): Promise<SessionView> {
   const header = await readSessionHeader(ctx)
