@@ -57,9 +57,11 @@ describe('bundling the file worker\'s modules into one', () => {
     const start = fileWorkerStart(folders.root, {})
     const entry = /'([^']+\.mjs)'$/.exec(start.command)?.[1] ?? ''
     expect(readdirSync(path.dirname(entry))).toEqual(['main.mjs'])
-    const request = JSON.stringify({ op: 'write', path: 'a.txt', content: 'bundled\n', root: folders.root })
-    await writeFile(path.join(folders.root, 'request.jsonl'), `${request}\n`)
-    const reply = spawnSync('bash', ['-c', `${start.command} < request.jsonl`], { cwd: folders.root, encoding: 'utf8' })
-    expect(JSON.parse(reply.stdout)).toEqual({ ok: true, content: 'Wrote 8 bytes to a.txt.' })
+    const write = JSON.stringify({ op: 'write', path: 'a.txt', content: 'bundled\n', root: folders.root })
+    const list = JSON.stringify({ op: 'list', path: '.', root: folders.root })
+    // The last request ends without its end of line, as readline would still have read it.
+    await writeFile(path.join(folders.root, 'requests.jsonl'), `${write}\n${list}`)
+    const replies = spawnSync('bash', ['-c', `${start.command} < requests.jsonl`], { cwd: folders.root, encoding: 'utf8' }).stdout.trim().split('\n').map(line => JSON.parse(line) as unknown)
+    expect(replies).toEqual([{ ok: true, content: 'Wrote 8 bytes to a.txt.' }, { ok: true, content: expect.stringContaining('a.txt') as unknown }])
   })
 })
