@@ -18,8 +18,19 @@ const API_KEY = 'zk_bench_cluster_vs_single'
 const SECTION = 9
 const QUIET_GATEWAY = { ...UNLIMITED_GATEWAY, LOG_LEVEL: 'silent', ANTHROPIC_API_KEY: '' }
 
-/** One shape's result under the load: sessions per minute and the per-turn times of every session. */
-interface LoadResult { perMinute: number; completed: number; sessions: number; turnMs: number[]; wallMs: number }
+/**
+ * One shape's result under the load: sessions per minute, the per-turn times of every session, and its tool calls
+ * that failed (a session still completes when its tool calls fail: the model is told, and goes on).
+ */
+interface LoadResult { perMinute: number; completed: number; sessions: number; turnMs: number[]; wallMs: number; failedToolCalls: number }
+
+/** A turn as the session read returns it, with its tool results' error flag. */
+interface TurnWithResults extends TurnView { content?: { type: string; isError?: boolean }[] }
+
+/** Tool results of `turns` that are errors. */
+function failedToolCalls(turns: readonly TurnWithResults[]): number {
+  return turns.flatMap(turn => turn.content ?? []).filter(part => part.type === 'tool_result' && part.isError === true).length
+}
 
 interface Deployment { gatewayUrl: string; stop(): Promise<void> }
 
@@ -37,12 +48,14 @@ async function runLoad(gatewayUrl: string, label: string, count: number, writeLi
   }))
   const wallMs = performance.now() - started
   const turnMs: number[] = []
+  let failed = 0
   for (const id of ids) {
-    const view = (await (await fetch(`${gatewayUrl}/v1/sessions/${id}`, { headers })).json()) as { turns?: TurnView[] }
+    const view = (await (await fetch(`${gatewayUrl}/v1/sessions/${id}`, { headers })).json()) as { turns?: TurnWithResults[] }
     turnMs.push(...turnTimes(view.turns ?? []))
+    failed += failedToolCalls(view.turns ?? [])
   }
   const completed = outcomes.filter(Boolean).length
-  return { perMinute: (completed / wallMs) * 60_000, completed, sessions: count, turnMs, wallMs }
+  return { perMinute: (completed / wallMs) * 60_000, completed, sessions: count, turnMs, wallMs, failedToolCalls: failed }
 }
 
 /** Keeps the processes' output (the table stays readable) and prints its end when the deployment fails to start. */
@@ -103,10 +116,10 @@ export async function measureClusterVsSingle(options: BenchOptions, report: Repo
   const threeTurns = summarize(three.turnMs)
   const turns = writeLines + 1
   report.figures.push(
-    single(SECTION, `single node: ${count} sessions at once, ${turns} turns each`, 'sessions/min', one.perMinute, { note: `${one.completed}/${one.sessions} completed` }),
-    single(SECTION, `3-node cluster: the same load`, 'sessions/min', three.perMinute, { ratio: { value: three.perMinute / one.perMinute, to: 'single node' }, note: `${three.completed}/${three.sessions} completed` }),
+    single(SECTION, `single node: ${count} sessions at once, ${turns} turns each`, 'sessions/min', one.perMinute, { note: `${one.completed}/${one.sessions} completed, ${one.failedToolCalls} failed tool calls` }),
+    single(SECTION, `3-node cluster: the same load`, 'sessions/min', three.perMinute, { ratio: { value: three.perMinute / one.perMinute, to: 'single node' }, note: `${three.completed}/${three.sessions} completed, ${three.failedToolCalls} failed tool calls` }),
     single(SECTION, 'single node: p99 time per turn', 'ms', oneTurns.p99),
     single(SECTION, '3-node cluster: p99 time per turn', 'ms', threeTurns.p99, { ratio: { value: threeTurns.p99 / Math.max(1, oneTurns.p99), to: 'single node' } }),
   )
-  report.notes.push(`§${SECTION} Same load, one after the other on this machine: single node ${one.completed}/${one.sessions} sessions in ${(one.wallMs / 1000).toFixed(1)} s (turn p50 ${oneTurns.median.toFixed(0)} / p99 ${oneTurns.p99.toFixed(0)} ms); cluster ${three.completed}/${three.sessions} in ${(three.wallMs / 1000).toFixed(1)} s (turn p50 ${threeTurns.median.toFixed(0)} / p99 ${threeTurns.p99.toFixed(0)} ms). All three nodes, both services replicas and both gateways share the same 2 cores, and every log record is written by two nodes: this measures the cost of replication on one machine, not the capacity of three machines.`)
+  report.notes.push(`§${SECTION} Same load, one after the other on this machine: single node ${one.completed}/${one.sessions} sessions in ${(one.wallMs / 1000).toFixed(1)} s, ${one.failedToolCalls} of ${one.sessions * writeLines} tool calls failed (turn p50 ${oneTurns.median.toFixed(0)} / p99 ${oneTurns.p99.toFixed(0)} ms); cluster ${three.completed}/${three.sessions} in ${(three.wallMs / 1000).toFixed(1)} s, ${three.failedToolCalls} failed (turn p50 ${threeTurns.median.toFixed(0)} / p99 ${threeTurns.p99.toFixed(0)} ms). All three nodes, both services replicas and both gateways share the same 2 cores, and every log record is written by two nodes: this measures the cost of replication on one machine, not the capacity of three machines.`)
 }
