@@ -12,6 +12,28 @@ export function deterministicUuid(seed: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`
 }
 
+/**
+ * The journaled clock readings of one invocation. `now()` journals a read (`read()`, e.g. `ctx.date.now()`) and
+ * answers it again to the next `now()` while it is fresh: until `moved()` says the context made another call (a step,
+ * a wait, a call, a state read; state writes need not say it). Two reads with nothing journaled between them would
+ * record two times a few microseconds apart at the cost of a round trip each. Which reads reuse is decided by the order
+ * of the context calls, the same on every replay, and the value reused is the journaled one.
+ */
+export interface ReadingClock {
+  now(): Promise<number>
+  /** The context made a call that may take time: the next `now()` journals a read of its own. */
+  moved(): void
+}
+
+/** Builds a {@link ReadingClock} over `read`. */
+export function createReadingClock(read: () => Promise<number>): ReadingClock {
+  let fresh: Promise<number> | undefined
+  return {
+    now: () => (fresh ??= read()),
+    moved: () => { fresh = undefined },
+  }
+}
+
 /** Default window of a coalesced clock: one journaled anchor every 8 reads. */
 export const DEFAULT_REANCHOR_EVERY = 8
 

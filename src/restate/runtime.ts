@@ -6,7 +6,8 @@ import { createMemorySessionStore } from '../session/memory-session-store'
 import type { SessionStore } from '../session/types'
 import { raceWithTimeout } from './awakeable'
 import type { RestatePromiseRaceLike } from './awakeable'
-import { createCoalescedClock, deterministicUuid } from './clock'
+import { createCoalescedClock, createReadingClock, deterministicUuid } from './clock'
+import type { ReadingClock } from './clock'
 import { isRestateCancellation, isRestateControlError } from './errors'
 import type { ReplayTracker } from './replay'
 import { takeSuspectTurn } from './crash-log'
@@ -35,9 +36,11 @@ export interface RestateCombinators extends RestatePromiseRaceLike {
 export interface RestateRuntimeOptions {
   /**
    * Coalesce `now()`: one journaled anchor every `reanchorEvery` reads (`true`: every 8). Default: every read is
-   * journaled. Whatever this says, the default session store stamps its header timestamps (`createdAt` /
-   * `updatedAt`) from a coalesced clock: its own (one anchor every 8 stamps) when this is off, the runtime's when on.
-   * Those stamps need to be ordered and replay-stable, not wall-accurate.
+   * journaled, except a read with no context call since the last one but state writes (it answers that reading: the
+   * two would differ by microseconds and cost a round trip each). Whatever this says, the default session store stamps
+   * its header timestamps (`createdAt` / `updatedAt`) from a coalesced clock: one anchored on the runtime's readings
+   * (one anchor every 8 stamps, the latest reading when it is fresh) when this is off, the runtime's when on. Those
+   * stamps need to be ordered and replay-stable, not wall-accurate.
    */
   coalesce?: boolean | { reanchorEvery?: number }
   /** Entropy of the `uuid()` sequence. Default: one `ctx.rand.uuidv4()` draw at construction. */
@@ -165,15 +168,16 @@ export function notifyRuntimeCancelled(runtime: DurableRuntime, error: unknown):
  * runtime's stores throws a `ConfigurationError` (`restate_context_in_step`) naming the step.
  */
 export function restateRuntime(rawCtx: RestateContextLike, options: RestateRuntimeOptions = {}): DurableRuntime {
-  const ctx = guardContext(rawCtx)
+  const reading = createReadingClock(() => ctx.date.now())
+  const ctx = guardContext(rawCtx, method => { if (!CLOCK_NEUTRAL_CALLS.has(method)) reading.moved() })
   const idSeed = options.idSeed ?? ctx.rand.uuidv4()
-  const clock = buildClock(ctx, options.coalesce)
+  const clock = buildClock(ctx, options.coalesce, reading)
   const watching: { watcher?: StepWatcher } = {}
   let uuidCounter = 0
   const runtime: DurableRuntime = {
     kind: 'restate',
     durable: true,
-    stores: buildStores(ctx, options, clock),
+    stores: buildStores(ctx, options, options.coalesce ? clock : createCoalescedClock(() => reading.now())),
     defaults: { maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES, deferSafeCalls: options.deferSafeCalls ?? true },
     step: createStepper(ctx, options, watching),
     now: () => clock.now(),
@@ -194,12 +198,15 @@ export function restateRuntime(rawCtx: RestateContextLike, options: RestateRunti
   return runtime
 }
 
-function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['coalesce']): { now(): Promise<number> } {
+/** Context calls that take no time worth a clock read of its own: a reading made before them is still fresh after. */
+const CLOCK_NEUTRAL_CALLS = new Set(['set', 'clear', 'clearAll', 'request'])
+
+function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['coalesce'], reading: ReadingClock): { now(): Promise<number> } {
   if (!coalesce) {
     return {
       now: () => {
         assertOutsideStep('runtime.now()')
-        return ctx.date.now()
+        return reading.now()
       },
     }
   }
@@ -212,10 +219,13 @@ function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['co
   }
 }
 
+/**
+ * The stores of `ctx`. The default session store stamps its header from `clock`: the runtime's own with `coalesce`,
+ * else a coalesced clock anchored on the runtime's readings, so a stamp right after a run's start read costs no read.
+ */
 function buildStores(ctx: RestateContextLike, options: RestateRuntimeOptions, clock: { now(): Promise<number> }): RuntimeStores {
   if (!isObjectContext(ctx)) return { session: options.sessionStore ?? createMemorySessionStore(), toolState: createMemoryToolStateStore() }
-  // Without `coalesce`, the store falls back to its own coalesced clock: header stamps need not cost a journaled read each.
-  const session = options.sessionStore ?? restateSessionStore(ctx, { ...(options.coalesce ? { clock } : {}), ...(options.promises ? { promises: options.promises } : {}) })
+  const session = options.sessionStore ?? restateSessionStore(ctx, { clock, ...(options.promises ? { promises: options.promises } : {}) })
   return { session, toolState: restateToolStateStore(ctx) }
 }
 

@@ -51,9 +51,10 @@ const GUARDED_GROUPS = new Set(['date', 'rand'])
 /**
  * Wraps `ctx` so every method call, including `ctx.date.*` and `ctx.rand.*`, first checks that no step closure is
  * running. Property reads (`key`) pass through. The wrapper is what the runtime and its stores hold, so a store or
- * tool that reaches the context from inside a step fails loudly instead of corrupting the journal.
+ * tool that reaches the context from inside a step fails loudly instead of corrupting the journal. `onCall` is told
+ * the name of each method called on the context itself (not of `ctx.date` or `ctx.rand`), before it runs.
  */
-export function guardContext<C extends RestateContextLike>(ctx: C): C {
+export function guardContext<C extends RestateContextLike>(ctx: C, onCall?: (method: string) => void): C {
   const wrappers = new WeakMap<object, unknown>()
   const groups = new Map<PropertyKey, { group: object; proxy: object }>()
   const wrapGroup = (name: string, group: object): object => {
@@ -78,7 +79,7 @@ export function guardContext<C extends RestateContextLike>(ctx: C): C {
       }
       if (typeof value !== 'function') return value
       if (property === 'isProcessing') return value.bind(target)
-      return guardedMethod(wrappers, `ctx.${String(property)}()`, target, value as GuardedMethod)
+      return guardedMethod(wrappers, `ctx.${String(property)}()`, target, value as GuardedMethod, onCall && (() => { onCall(String(property)) }))
     },
   })
 }
@@ -86,15 +87,16 @@ export function guardContext<C extends RestateContextLike>(ctx: C): C {
 type GuardedMethod = (...args: unknown[]) => unknown
 
 /**
- * The wrapper of `method` (called on `target`) that first checks no step closure is running; one per method, kept in
+ * The wrapper of `method` (called on `target`) that first checks no step closure is running, then tells `called`; one per method, kept in
  * `wrappers`, since the loop reaches the context many times per turn. Keyed by the function, so a method replaced on
  * the context gets a wrapper of its own.
  */
-function guardedMethod(wrappers: WeakMap<object, unknown>, label: string, target: object, method: GuardedMethod): unknown {
+function guardedMethod(wrappers: WeakMap<object, unknown>, label: string, target: object, method: GuardedMethod, called?: () => void): unknown {
   const known = wrappers.get(method)
   if (known !== undefined) return known
   const wrapper = (...args: unknown[]): unknown => {
     assertOutsideStep(label)
+    called?.()
     return method.apply(target, args)
   }
   wrappers.set(method, wrapper)
