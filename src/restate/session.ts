@@ -310,6 +310,26 @@ export async function readRunningTurns(ctx: StateReader, from: number, runs: rea
 }
 
 /**
+ * The sub-agent records the running runs of `runs` wrote past the header's counter of runs `from` (a sub-agent's record
+ * is written when it ends, and the header at the run's next boundary): read on from it while each is the record of a
+ * sub-agent of a running run (or of one read before it), so a run killed in between loses none and the next run
+ * writes its own record after them. Reads `RUNNING_TURNS_BATCH` keys at a time, as {@link readRunningTurns} does.
+ */
+async function readRunningChildren(ctx: StateReader, from: number, runs: readonly SessionRun[], promises?: StateReadCombinators): Promise<SessionRun[]> {
+  const parents = runningRunIds(runs)
+  const found: SessionRun[] = []
+  for (let index = from; parents.size > 0; index += RUNNING_TURNS_BATCH) {
+    const batch = await readSessionRuns(ctx, index, index + RUNNING_TURNS_BATCH, promises)
+    const theirs = batch.findIndex(run => run.parentRunId === undefined || !parents.has(run.parentRunId))
+    const kept = theirs === -1 ? batch : batch.slice(0, theirs)
+    for (const run of kept) parents.add(run.id)
+    found.push(...kept)
+    if (theirs !== -1 || batch.length < RUNNING_TURNS_BATCH) break
+  }
+  return found
+}
+
+/**
  * The runs of `runs` that may have written turns past the counter: the running ones, and a run whose sub-agents' records
  * are listed without its own (a reader lists the latest records, and a run's sub-agents can fill them).
  */
@@ -412,9 +432,12 @@ function createSessionLog(ctx: StateReader & { key: string }, promises?: StateRe
           turns = await readSessionTurns(ctx, header.historyFrom, header.turnCount, promises)
           runOffset = header.runFrom
           runs = await readSessionRuns(ctx, header.runFrom, header.runCount, promises)
-          if (header.status === 'running') turns.push(...(await readRunningTurns(ctx, header.turnCount, runs, promises)))
-          runJson = runs.map(run => JSON.stringify(run))
           before = { topLevel: header.topLevelRunCount - topLevelLoaded(), children: header.childRunCount - (runs.length - topLevelLoaded()) }
+          if (header.status === 'running') {
+            turns.push(...(await readRunningTurns(ctx, header.turnCount, runs, promises)))
+            runs.push(...(await readRunningChildren(ctx, header.runCount, runs, promises)))
+          }
+          runJson = runs.map(run => JSON.stringify(run))
           totals = copyData(header.totals)
         }
         log.header ??= header // a header written while the read was in flight wins
