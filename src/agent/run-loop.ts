@@ -5,9 +5,11 @@ import type { ContentBlock, ToolResultBlock, ToolUseBlock } from '../providers/c
 import { textOf } from '../providers/content'
 import type { ModelResponse, Provider, ToolSpec } from '../providers/provider'
 import type { Session } from '../session/session'
+import type { SessionTurn } from '../session/types'
 import { compactTail, DEFAULT_COMPACT_BUDGET_TOKENS } from './compaction'
 import { fireHook, hookFailureEnds } from './fire-hook'
 import { appendMessage } from './history'
+import type { AttemptDelta } from './model-attempt'
 import type { ModelStepRecord } from './model-step'
 import { executeModelStep } from './model-step'
 import { addToTotals, addWork } from './run-state'
@@ -131,6 +133,10 @@ async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCal
   // Read before the step: nothing may touch the store inside it.
   const snapshot = deferred ? await takeToolStateSnapshot(env.toolState) : undefined
   const key = variant === undefined ? stepKey(state.runId, 'model', `t${turn}`) : stepKey(state.runId, 'model', `t${turn}`, variant)
+  // The model's turn reaches the session with the step's record where the runtime can (one commit, see `sessionTurns`);
+  // not after deferred calls, whose results turn comes first.
+  const session = deferred ? undefined : env.session
+  const sessionTurns = session ? (value: TurnStepRecord) => (value.decision === 'request' ? { sessionId: session.id, turns: [assistantTurn(state.runId, turn, value.response, value.endedAt)] } : undefined) : undefined
   return env.runtime.step(key, async attempt => {
     env.markLive()
     // An earlier attempt died in this step, maybe in one of the calls: they leave it (see `runOneTurn`).
@@ -146,7 +152,7 @@ async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCal
         tools: toolSpecs(env.tools),
         behavior: env.behavior,
         signal: env.modelSignal,
-        onDelta: delta => { fireHook(env.hooks, state, 'model:delta', { runId: state.runId, turn, delta }) },
+        onDelta: deltaSink(state, env, turn),
       })
     } catch (error) {
       if (!tools || !(error instanceof AgentAbortedError)) throw error
@@ -155,7 +161,17 @@ async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCal
     if (tools) record.tools = tools
     fireHook(env.hooks, state, 'model:executed', { runId: state.runId, turn, model: state.limits.model ?? env.behavior.model, record })
     return record
-  })
+  }, sessionTurns ? { sessionTurns } : undefined)
+}
+
+/** The session turn of a model response (`<run>-t<turn>-a`). */
+function assistantTurn(runId: string, turn: number, response: ModelResponse, endedAt: number): SessionTurn {
+  return { id: `${runId}-t${turn}-a`, runId, role: 'assistant', content: response.content, createdAt: endedAt, usage: response.usage, costUsd: response.costUsd, model: response.model }
+}
+
+/** Where a model step's deltas go: the `model:delta` hook of turn `turn`. */
+function deltaSink(state: RunState, env: LoopEnv, turn: number): (delta: AttemptDelta) => void {
+  return delta => { fireHook(env.hooks, state, 'model:delta', { runId: state.runId, turn, delta }) }
 }
 
 /** The run state the budget check of a model step sees: with the cost of the deferred calls it just ran. */
@@ -198,12 +214,16 @@ async function recordResponse(state: RunState, env: LoopEnv, response: ModelResp
   const text = textOf(response.content)
   if (text.length > 0) state.lastText = text
   appendMessage(state.messages, 'assistant', response.content)
-  await env.session?.appendTurns([{ id: `${state.runId}-t${state.turn}-a`, runId: state.runId, role: 'assistant', content: response.content, createdAt: endedAt, usage: response.usage, costUsd: response.costUsd, model: response.model }])
+  await env.session?.appendTurns([assistantTurn(state.runId, state.turn, response, endedAt)])
   await env.hooks.callHook('model:response', { runId: state.runId, turn: state.turn, response })
 }
 
+function isToolUse(block: ContentBlock): block is ToolUseBlock {
+  return block.type === 'tool_use'
+}
+
 async function continueAfterResponse(state: RunState, env: LoopEnv, response: ModelResponse, carry: TurnCarry): Promise<LoopOutcome | undefined> {
-  const calls = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use')
+  const calls = response.content.filter(isToolUse)
   if (response.truncatedToolUse === true && calls.length > 0) {
     await appendToolResults(state, env, state.turn, calls.map(call => ({ type: 'tool_result', toolUseId: call.id, content: TRUNCATED_TOOL_TEXT, isError: true })))
     return undefined

@@ -1,5 +1,5 @@
 import type { JsonValue } from '../json'
-import type { SessionStore, ToolStateStore } from '../session/types'
+import type { SessionStore, SessionTurn, ToolStateStore } from '../session/types'
 
 /**
  * The kinds of step the loop journals. `model`: one model request (its response, usage and cost, and the
@@ -62,8 +62,14 @@ export interface StepAttempt {
   readonly resumed: boolean
 }
 
-/** How a step's `execute` may be repeated. */
-export interface StepOptions {
+/** Session turns a step's caller appends right after the step resolves (see {@link StepOptions.sessionTurns}). */
+export interface StepSessionTurns {
+  readonly sessionId: string
+  readonly turns: readonly SessionTurn[]
+}
+
+/** How a step's `execute` may be repeated, and what follows its result. */
+export interface StepOptions<T = unknown> {
   /**
    * `execute` has an effect that must not happen twice (an unsafe tool call). The runtime must then never run it
    * fresh (`resumed: false`) after an earlier attempt may have started it, even when that attempt died right as it
@@ -80,6 +86,14 @@ export interface StepOptions {
    * path alone, the same on every replay.
    */
   after?: readonly StepKey[]
+  /**
+   * The session turns that follow from this step's result, which the caller appends to its session right after the
+   * step resolves, with nothing in between (the model's turn after a model step). Called once, with the value
+   * `execute` returned, only when `execute` ran. A runtime may write them in the commit that records the step (SQLite:
+   * the turn that asks for a call is in the file with the step, so no commit of its own is needed before the call's
+   * effect), and then skips the caller's write of the same turns. The caller appends them all the same.
+   */
+  sessionTurns?(value: T): StepSessionTurns | undefined
 }
 
 /** A run a dead process left unfinished, as a runtime that can resume runs reports it. */
@@ -160,7 +174,7 @@ export interface DurableRuntime {
   /** Present on runtimes that keep steering messages (SQLite): the loop's default {@link SteeringInbox}. */
   readonly steering?: SteeringInbox
 
-  step<T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, options?: StepOptions): Promise<T>
+  step<T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, options?: StepOptions<T>): Promise<T>
   now(): Promise<number>
   uuid(): string
   awakeable<T>(key: StepKey, options?: { timeoutMs?: number }): DurableAwakeable<T>
