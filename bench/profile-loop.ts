@@ -1,18 +1,20 @@
 /**
- * `npx tsx bench/profile-loop.ts [--runtime default|restate|both] [--runs N] [--top N] [--out DIR]`: the loop's own
- * work per turn, profiled. Runs §1–2's scripted 21-turn run (instant model, one tool call a turn) many times on the
- * default (in-memory) runtime and on the Restate runtime (`BenchAgent` on a local server, served in this process),
+ * `npx tsx bench/profile-loop.ts [--runtime default|restate|both|sqlite] [--synchronous FULL|NORMAL] [--runs N] [--top N]
+ * [--out DIR]`: the loop's own work per turn, profiled. Runs §1–2's scripted 21-turn run (instant model, one tool call
+ * a turn) many times on the default (in-memory) runtime and on the Restate runtime (`BenchAgent` on a local server,
+ * served in this process), or on the SQLite runtime alone (`--runtime sqlite`, at `--synchronous`, default FULL),
  * with V8's sampling profiler on only while the measured runs go (after a warm-up), and prints the functions with the
  * most self time: ours (`src/`) apart, then every function, then the self time per package. Each profile is written to
  * `--out` (default: a temporary folder) as a `.cpuprofile` that Chrome DevTools opens.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import type { Profiler } from 'node:inspector'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { createDefaultRuntime } from 'zidane/durable'
+import { createSqliteRuntime } from 'zidane/durable/sqlite'
 import { startBenchServer } from './lib/restate-server'
 import type { BenchServer } from './lib/restate-server'
 import { benchServices } from './lib/restate-services'
@@ -45,6 +47,23 @@ function defaultBatch(): RunBatch {
     }
     return { wallMs, turns }
   }
+}
+
+/** Runs on one SQLite runtime (its file in a temporary folder), as §1 runs them; `close` removes the folder. */
+function sqliteBatch(synchronous: 'FULL' | 'NORMAL'): { batch: RunBatch; close: () => void } {
+  const folder = mkdtempSync(path.join(tmpdir(), 'zidane-profile-sqlite-'))
+  const runtime = createSqliteRuntime({ path: path.join(folder, 'sessions.db'), synchronous })
+  const batch: RunBatch = async count => {
+    let wallMs = 0
+    let turns = 0
+    for (let index = 0; index < count; index++) {
+      const run = await timeScriptedRun(SHAPE, runtime, { sessionId: `profile-${++sequence}` })
+      wallMs += run.wallMs
+      turns += run.turns
+    }
+    return { wallMs, turns }
+  }
+  return { batch, close: () => { runtime.close(); rmSync(folder, { recursive: true, force: true }) } }
 }
 
 function restateBatch(server: BenchServer): RunBatch {
@@ -156,7 +175,7 @@ function report(name: string, profile: Profiler.Profile, msPerTurn: number, turn
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { runtime: { type: 'string', default: 'both' }, runs: { type: 'string' }, top: { type: 'string', default: '25' }, out: { type: 'string' } } })
+  const { values } = parseArgs({ options: { runtime: { type: 'string', default: 'both' }, synchronous: { type: 'string', default: 'FULL' }, runs: { type: 'string' }, top: { type: 'string', default: '25' }, out: { type: 'string' } } })
   const top = Number(values.top)
   const out = values.out ?? mkdtempSync(path.join(tmpdir(), 'zidane-profile-'))
   mkdirSync(out, { recursive: true })
@@ -166,6 +185,16 @@ async function main(): Promise<void> {
     writeFileSync(file, JSON.stringify(profile))
     report(name, profile, msPerTurn, runs * (SHAPE.toolTurns + 1), top)
     console.log(`  profile: ${file}`)
+  }
+  if (values.runtime === 'sqlite') {
+    const synchronous = values.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'
+    const sqlite = sqliteBatch(synchronous)
+    try {
+      await profileOne(`sqlite-${synchronous}`, sqlite.batch, Number(values.runs ?? 500))
+    } finally {
+      sqlite.close()
+    }
+    return
   }
   if (values.runtime !== 'restate') await profileOne('default', defaultBatch(), Number(values.runs ?? 2000))
   if (values.runtime === 'default') return

@@ -76,6 +76,11 @@ export class SqliteJournal {
   readonly fileVersion = new FileVersion(() => (this.sql('PRAGMA data_version').get() as { data_version: number }).data_version)
   private inTransaction = false
   private commitsSinceCheckpoint = 0
+  /**
+   * Turns a step commit wrote for its caller (`StepOptions.sessionTurns`), as `<sessionId>\n<turnId>`: the session
+   * store skips the caller's write of each once (it would only repeat the row, in a commit of its own).
+   */
+  private readonly turnsWrittenWithSteps = new Set<string>()
 
   constructor(readonly db: DatabaseSync, readonly settings: JournalSettings) {
     this.startLog = new StartLog(startLogPath(settings.path, this.owner))
@@ -159,6 +164,26 @@ export class SqliteJournal {
     this.freshRuns.get(root)?.add(name)
     this.sql('INSERT OR REPLACE INTO steps (run_id, name, value) VALUES (?, ?, ?)').run(root, name, json)
     if (this.mayHaveStartRows(root)) this.sql('DELETE FROM step_starts WHERE name = ?').run(name)
+  }
+
+  /** Inserts turns of `sessionId` (turn id and JSON) in append order; a turn already in the file is left as it is. */
+  insertTurns(sessionId: string, rows: ReadonlyArray<readonly [string, string]>): void {
+    for (const [turnId, json] of rows) this.sql('INSERT OR IGNORE INTO turns (session_id, turn_id, turn) VALUES (?, ?, ?)').run(sessionId, turnId, json)
+  }
+
+  /** Writes the turns that follow a step in the step's transaction, unless the session is fenced (as a buffered write). */
+  writeStepTurns(sessionId: string, rows: ReadonlyArray<readonly [string, string]>): void {
+    if (!this.isSessionFenced(sessionId)) this.insertTurns(sessionId, rows)
+  }
+
+  /** The transaction that wrote these turns with a step committed: the caller's own write of each is skipped once. */
+  turnsCommittedWithStep(sessionId: string, rows: ReadonlyArray<readonly [string, string]>): void {
+    for (const [turnId] of rows) this.turnsWrittenWithSteps.add(`${sessionId}\n${turnId}`)
+  }
+
+  /** Whether turn `turnId` of `sessionId` was written with a step and not asked for since (forgets it: asked once). */
+  takeTurnWrittenWithStep(sessionId: string, turnId: string): boolean {
+    return this.turnsWrittenWithSteps.delete(`${sessionId}\n${turnId}`)
   }
 
   /**
@@ -250,6 +275,7 @@ export class SqliteJournal {
 
   /** Forgets the claim of `root` (released or suspended): its start markers are void. */
   dropClaim(root: string): void {
+    this.turnsWrittenWithSteps.clear()
     this.claims.delete(root)
     this.freshRuns.delete(root)
     this.afterOsCrash.delete(root)

@@ -1,6 +1,6 @@
 import { isZidaneError } from '../../errors/zidane-error'
 import type { JsonValue } from '../../json'
-import type { DurableRuntime, InterruptedRun, RunLedger, SteeringInbox, StepAttempt, StepKey, StepOptions } from '../runtime'
+import type { DurableRuntime, InterruptedRun, RunLedger, SteeringInbox, StepAttempt, StepKey, StepOptions, StepSessionTurns } from '../runtime'
 import { openDatabase } from './open-database'
 import { SqliteAwakeables } from './sqlite-awakeables'
 import { rootRunId, SqliteJournal } from './sqlite-journal'
@@ -70,9 +70,11 @@ export interface SqliteRuntime extends DurableRuntime {
  *
  * One synced commit per turn: a tool step's result is not committed on its own but buffered and written in the next
  * transaction, normally the next model step's synced commit (group commit); a suspend, an awakeable wait, a sleep, a
- * steering take and the run's release commit it first, synced. Session writes the loop buffered reach the file in an
- * unsynced (`synchronous=NORMAL`) commit before an at-most-once step's `execute` (a healed run must see the turn that
- * asked for the call) and before other steps when no folded result waits. The start marker that `attempt.resumed`
+ * steering take and the run's release commit it first, synced. The turn that follows a step's result
+ * (`StepOptions.sessionTurns`: the model's turn after a model step) is written in the step's own commit, so the turn
+ * that asks for a call is in the file before the call's effect (a healed run must see it) with no commit of its own.
+ * Other session writes the loop buffered reach the file in an unsynced (`synchronous=NORMAL`) commit before an
+ * at-most-once step's `execute` and before other steps when no folded result waits. The start marker that `attempt.resumed`
  * needs costs no commit: one line in this process's start log (`<path>-starts-<owner>`, see `StartLog`), a plain
  * `write(2)` written before `execute`; it stays live until the result is committed, so a call whose folded result a
  * crash lost is resumed (interrupted text for an unsafe call, run again for a safe one), as a call cut off in
@@ -99,7 +101,7 @@ export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntim
     defaults: options.maxConcurrentTools === undefined ? {} : { maxConcurrentTools: options.maxConcurrentTools },
     runs,
     steering: { take: async ({ sessionId, runId, turn }) => steering.takeForTurn(sessionId, runId, turn).map(message => ({ id: String(message.id), text: message.text })) },
-    step: <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions) => runStep(journal, key, execute, fold, stepOptions),
+    step: <T>(key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, stepOptions?: StepOptions<T>) => runStep(journal, key, execute, fold, stepOptions),
     now: async () => Date.now(),
     uuid: () => crypto.randomUUID(),
     awakeable: <T>(key: StepKey, awakeableOptions: { timeoutMs?: number } = {}) => awakeables.create<T>(key, awakeableOptions.timeoutMs),
@@ -123,7 +125,7 @@ export function createSqliteRuntime(options: SqliteRuntimeOptions): SqliteRuntim
   }
 }
 
-async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, fold: boolean, options: StepOptions = {}): Promise<T> {
+async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attempt: StepAttempt) => Promise<T>, fold: boolean, options: StepOptions<T> = {}): Promise<T> {
   journal.assertOpen()
   const root = rootRunId(key.runId)
   const recorded = journal.recordedStep(root, key.name)
@@ -144,14 +146,23 @@ async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attemp
     return value
   }
   const endsOsCrashWindow = journal.isAfterOsCrash(root)
+  const turns = turnRowsOf(options.sessionTurns?.(value))
   journal.transaction('durable', () => {
     journal.assertOwnerOf(key.runId)
     journal.writeStep(root, key.name, json)
+    if (turns) journal.writeStepTurns(turns.sessionId, turns.rows)
     if (endsOsCrashWindow) journal.endOsCrashWindow(root)
   })
+  if (turns) journal.turnsCommittedWithStep(turns.sessionId, turns.rows)
   if (endsOsCrashWindow) journal.osCrashWindowEnded(root)
   recordedNow()
   return value
+}
+
+/** The session turns that follow a step (`StepOptions.sessionTurns`) as rows: turn id and JSON. */
+function turnRowsOf(written: StepSessionTurns | undefined): { sessionId: string; rows: Array<readonly [string, string]> } | undefined {
+  if (!written || written.turns.length === 0) return undefined
+  return { sessionId: written.sessionId, rows: written.turns.map(turn => [turn.id, JSON.stringify(turn)] as const) }
 }
 
 /**
@@ -161,6 +172,6 @@ async function runStep<T>(journal: SqliteJournal, key: StepKey, execute: (attemp
  * tool result waits, because the writes then describe those results (the tool-result turn) and travel with them in the
  * step's synced commit.
  */
-function flushBeforeExecute(journal: SqliteJournal, root: string, options: StepOptions): void {
+function flushBeforeExecute(journal: SqliteJournal, root: string, options: StepOptions<unknown>): void {
   if (options.atMostOnce === true || !journal.hasBufferedSteps(root)) journal.flushUnsynced()
 }

@@ -28,12 +28,9 @@ export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
     journal.flush()
   }
   const writeTurns = (sessionId: string, turns: readonly SessionTurn[]): void => {
-    const rows = turns.map(turn => [turn.id, JSON.stringify(turn)] as const)
-    journal.defer(sessionId, () => {
-      for (const [turnId, json] of rows) {
-        journal.sql('INSERT OR IGNORE INTO turns (session_id, turn_id, turn) VALUES (?, ?, ?)').run(sessionId, turnId, json)
-      }
-    })
+    // A turn the step before it already wrote (`StepOptions.sessionTurns`) is in the file: no second write.
+    const rows = turns.filter(turn => !journal.takeTurnWrittenWithStep(sessionId, turn.id)).map(turn => [turn.id, JSON.stringify(turn)] as const)
+    if (rows.length > 0) journal.defer(sessionId, () => { journal.insertTurns(sessionId, rows) })
   }
   return {
     async load(sessionId) {

@@ -67,6 +67,22 @@ describe('crash recovery with real processes', () => {
     expectCompleteSession(await loadSession(session), second.result?.stats?.runId as string, 3)
   })
 
+  // The model's turn that asked for the call is committed with the model step (no commit of its own before the call):
+  // a run healed after a crash inside the call still finds the call and closes it with the heal text.
+  it('SIGKILL inside an unsafe call, then heal: the call the model asked for is in the session, closed as interrupted', async () => {
+    const session = 's-heal-unsafe'
+    expect((await runFixture(envFor(session, { ZCRASH: 'during-unsafe' }))).signal).toBe('SIGKILL')
+    const second = await runFixture(envFor(session, { ZMODE: 'heal-run', ZPROMPT: 'next' }))
+    expect(second.result?.error).toBeUndefined()
+    const ledger = readLedger(envFor(session).ZLEDGER as string)
+    expect(count(ledger, 'charge')).toBe(1)
+    const data = await loadSession(session)
+    const asked = data.turns.find(turn => turn.role === 'assistant' && turn.content.some(block => block.type === 'tool_use' && block.id === 'call_charge'))
+    expect(asked).toBeDefined()
+    const healed = data.turns.find(turn => turn.id.startsWith('heal-'))
+    expect(healed?.content).toEqual([{ type: 'tool_result', toolUseId: 'call_charge', content: HEAL_TEXT, isError: true }])
+  })
+
   it('with the fold off, a tool result committed before the crash is kept (each result committed at once)', async () => {
     const session = 's-unfolded'
     expect((await runFixture(envFor(session, { ZCRASH: 'before-model-2', ZFOLD: 'off' }))).signal).toBe('SIGKILL')
