@@ -55,13 +55,13 @@ export interface ToolExecutionEnv {
  * promise untouched. With a tool-state `snapshot` (a store that can be staged), the call reads the snapshot and its
  * writes ride on the journaled record; the caller applies them after the step.
  */
-export function startToolCall(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, resuming: (call: ToolUseBlock) => void, snapshot?: ToolStateWrites, after?: readonly StepKey[]): Promise<ToolStepRecord> {
+export function startToolCall(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, snapshot?: ToolStateWrites, after?: readonly StepKey[]): Promise<ToolStepRecord> {
   const tool = env.tools.get(call.name)
   if (tool?.journal === 'self') return startSelfJournaled(state, env, call, tool)
   return env.runtime.step(toolStepKey(state, call), async attempt => {
     env.markLive()
     const startedAt = Date.now()
-    if (attempt.resumed) resuming(call)
+    if (attempt.resumed) fireHook(env.hooks, state, 'tool:resuming', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name })
     const record = attempt.resumed && tool?.replay !== 'safe'
       ? { content: INTERRUPTED_TOOL_TEXT, isError: true, interrupted: true, endedAt: Date.now() }
       : await runStagedToolBody(state, env, call, tool, snapshot)
@@ -103,14 +103,15 @@ function startSelfJournaled(state: RunState, env: ToolExecutionEnv, call: ToolUs
 
 async function runToolBody(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, tool: ToolDef | undefined, staged: StagedToolState | undefined): Promise<ToolStepRecord> {
   if (!tool) return { content: `Unknown tool: ${call.name}. Available tools: ${[...env.tools.keys()].join(', ')}`, isError: true }
-  const denial = await checkDenyRules(env, call)
+  const denial = env.canUseTool ? await checkDenyRules(env.canUseTool, call) : undefined
   if (denial !== undefined) return { content: denial, isError: true }
   const invalid = validateToolInput(tool, call.input)
   if (invalid !== undefined) return { content: invalid, isError: true }
   try {
     const result = toToolResult(await tool.execute(call.input, buildToolContext(state, env, call, staged)))
+    const target = env.behavior.persistOutput ?? env.behavior.persistDir
     // An output that cannot be kept (a link planted in its place) is capped like any other: the call itself succeeded.
-    const persisted = await persistLargeOutput(result, env.behavior.persistOutput ?? env.behavior.persistDir, state.sessionId, call.id).catch(() => result)
+    const persisted = target === undefined ? result : await persistLargeOutput(result, target, state.sessionId, call.id).catch(() => result)
     return capToolResult(persisted, env.runtime.defaults.maxToolResultBytes)
   } catch (error) {
     if (env.runtime.isControlError(error)) throw error
@@ -129,9 +130,8 @@ function failedCall(env: ToolExecutionEnv, tool: ToolDef, error: unknown): ToolS
   return { content: `Tool ${tool.spec.name} failed: ${message}`, isError: true }
 }
 
-async function checkDenyRules(env: ToolExecutionEnv, call: ToolUseBlock): Promise<string | undefined> {
-  if (!env.canUseTool) return undefined
-  const permission = await env.canUseTool({ callId: call.id, name: call.name, input: call.input })
+async function checkDenyRules(canUseTool: NonNullable<ToolExecutionEnv['canUseTool']>, call: ToolUseBlock): Promise<string | undefined> {
+  const permission = await canUseTool({ callId: call.id, name: call.name, input: call.input })
   if (typeof permission === 'object') return `Permission denied for ${call.name}: ${permission.deny}`
   return undefined
 }

@@ -13,18 +13,19 @@ export function isCallConcurrencySafe(call: ToolUseBlock, tool: ToolDef | undefi
  * concurrency-safe calls share a group (at most `maxConcurrent`), every other call is a group of its own.
  */
 export function groupToolCalls(calls: readonly ToolUseBlock[], tools: ReadonlyMap<string, ToolDef>, maxConcurrent: number): ToolUseBlock[][] {
+  // A turn of one call (most turns) is one group: nothing to split.
+  if (calls.length === 1) return [[...calls]]
   const groups: ToolUseBlock[][] = []
   let current: ToolUseBlock[] = []
-  const flush = (): void => { if (current.length > 0) groups.push(current); current = [] }
   for (const call of calls) {
-    if (!isCallConcurrencySafe(call, tools.get(call.name)) || maxConcurrent <= 1) {
-      flush()
-      groups.push([call])
-      continue
+    const alone = !isCallConcurrencySafe(call, tools.get(call.name)) || maxConcurrent <= 1
+    if (current.length > 0 && (alone || current.length >= maxConcurrent)) {
+      groups.push(current)
+      current = []
     }
-    if (current.length >= maxConcurrent) flush()
-    current.push(call)
+    if (alone) groups.push([call])
+    else current.push(call)
   }
-  flush()
+  if (current.length > 0) groups.push(current)
   return groups
 }

@@ -2,7 +2,6 @@ import type { JsonValue } from '../json'
 import { stepKey } from '../durable/runtime'
 import type { StepKey } from '../durable/runtime'
 import type { ToolResultBlock, ToolUseBlock } from '../providers/content'
-import { fireHook } from './fire-hook'
 import { groupToolCalls } from './tool-groups'
 import { waitAnnounced } from './wait-announced'
 import type { ToolExecutionEnv, ToolStepRecord } from './tool-execution'
@@ -70,12 +69,9 @@ function groupAnchors(state: RunState, env: ToolPhaseEnv, group: readonly ToolUs
 }
 
 async function runGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[], anchors: readonly StepKey[] | undefined): Promise<ToolStepRecord[]> {
-  const resuming = (call: ToolUseBlock): void => {
-    fireHook(env.hooks, state, 'tool:resuming', { runId: state.runId, turn: state.turn, callId: call.id, name: call.name })
-  }
   // Read before the group's steps start: nothing may touch the store inside a step, nor between starting and joining them.
   const snapshot = group.length > 0 ? await takeToolStateSnapshot(env.toolState) : undefined
-  const promises = group.map(call => startToolCall(state, env, call, resuming, snapshot, anchors))
+  const promises = group.map(call => startToolCall(state, env, call, snapshot, anchors))
   const joined = promises.length === 1 ? [await (promises[0] as Promise<ToolStepRecord>)] : await env.runtime.all(promises)
   // Tools that journal themselves may resolve to bare output (a string or blocks): normalize after the join.
   const settled: ToolStepRecord[] = joined.map(record => toToolResult(record))

@@ -289,7 +289,7 @@ function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, wa
   let acknowledged: (() => void) | undefined
   // Forgotten only after a closure this attempt ran: a step replayed from the journal left no count behind.
   let ran = false
-  const run = ctx.run(key.name, async () => runInStep(key.name, async () => {
+  const run = ctx.run(key.name, () => runInStep(key.name, async () => {
     ran = true
     tracking?.anchors.ran(key.name)
     // The guard first: a step it refuses does not run, so the replay is not over either.
@@ -297,7 +297,8 @@ function issueRun<T>(ctx: RestateContextLike, options: RestateRuntimeOptions, wa
     options.stepObserver?.started(key.name)
     try {
       options.replayTracker?.markLive()
-      const value = await execute({ resumed: await resumed() })
+      const wasResumed = resumed()
+      const value = await execute({ resumed: typeof wasResumed === 'boolean' ? wasResumed : await wasResumed })
       tracking?.anchors.produced(key.name, value)
       return value
     } finally {

@@ -29,9 +29,14 @@ export interface StepAnchors {
    * this attempt ran before are no longer anchors. Returns what the step calls once it settled.
    */
   issuing(after: readonly StepKey[] | undefined): () => void
-  /** Whether an at-most-once step anchored on `after`, whose run command is not in the journal, may have started. */
-  mayHaveStarted(after: readonly StepKey[]): Promise<boolean>
+  /**
+   * Whether an at-most-once step anchored on `after`, whose run command is not in the journal, may have started: at
+   * once when one of them ran in this attempt (the usual case), else once the process's marks told.
+   */
+  mayHaveStarted(after: readonly StepKey[]): boolean | Promise<boolean>
 }
+
+const releaseNothing = (): void => undefined
 
 /** How long a later attempt waits for a still-running earlier attempt of this process to stop or issue. */
 const STOP_WAIT_MS = 5_000
@@ -146,6 +151,7 @@ export function createStepAnchors(ctx: RestateContextLike, observer?: StepObserv
   // Observer tokens of the candidates: released once what is anchored on them settled.
   let tokens: Array<() => void> = []
   const takeTokens = (): (() => void) => {
+    if (tokens.length === 0) return releaseNothing
     const taken = tokens
     tokens = []
     return () => { for (const release of taken) release() }
@@ -195,12 +201,12 @@ export function createStepAnchors(ctx: RestateContextLike, observer?: StepObserv
       const release = takeTokens()
       if (after === undefined || after.length === 0) {
         release()
-        return () => undefined
+        return releaseNothing
       }
       return release
     },
     mayHaveStarted(after) {
-      if (after.some(anchor => live.has(anchor.name))) return Promise.resolve(false)
+      for (const anchor of after) if (live.has(anchor.name)) return false
       const id = after.map(anchor => anchor.name).join('\0')
       let answer = answers.get(id)
       if (!answer) {

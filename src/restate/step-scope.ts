@@ -78,7 +78,7 @@ export function guardContext<C extends RestateContextLike>(ctx: C, onCall?: (met
         return proxy
       }
       if (typeof value !== 'function') return value
-      if (property === 'isProcessing') return value.bind(target)
+      if (property === 'isProcessing') return guardedMethod(wrappers, '', target, value as GuardedMethod, undefined, false)
       return guardedMethod(wrappers, `ctx.${String(property)}()`, target, value as GuardedMethod, onCall && (() => { onCall(String(property)) }))
     },
   })
@@ -87,18 +87,21 @@ export function guardContext<C extends RestateContextLike>(ctx: C, onCall?: (met
 type GuardedMethod = (...args: unknown[]) => unknown
 
 /**
- * The wrapper of `method` (called on `target`) that first checks no step closure is running, then tells `called`; one per method, kept in
+ * The wrapper of `method` (called on `target`) that first checks no step closure is running, then tells `called` (with
+ * `guarded` false, `method` bound to `target`, for a read a closure may make); one per method, kept in
  * `wrappers`, since the loop reaches the context many times per turn. Keyed by the function, so a method replaced on
  * the context gets a wrapper of its own.
  */
-function guardedMethod(wrappers: WeakMap<object, unknown>, label: string, target: object, method: GuardedMethod, called?: () => void): unknown {
+function guardedMethod(wrappers: WeakMap<object, unknown>, label: string, target: object, method: GuardedMethod, called?: () => void, guarded = true): unknown {
   const known = wrappers.get(method)
   if (known !== undefined) return known
-  const wrapper = (...args: unknown[]): unknown => {
-    assertOutsideStep(label)
-    called?.()
-    return method.apply(target, args)
-  }
+  const wrapper = guarded
+    ? (...args: unknown[]): unknown => {
+        assertOutsideStep(label)
+        called?.()
+        return method.apply(target, args)
+      }
+    : method.bind(target)
   wrappers.set(method, wrapper)
   return wrapper
 }
