@@ -84,7 +84,8 @@ export interface RestateSessionStoreOptions {
   /**
    * Write the header once per run (default true: at its first boundary and its end, and every `MAX_UNCOUNTED_TURNS`
    * turns of a long run): a write the run is sure to follow with another header write only updates the store's copy
-   * (see `deferHeader`; `flushSessionHeader` writes it at once). `false` writes the header after every record, as a writer that is not `createAgent`'s loop may need.
+   * (see `deferHeader`; `flushSessionHeader` writes it at once). `false` writes the header after every record, as a
+   * writer that is not `createAgent`'s loop may need.
    */
   headerPerBoundary?: boolean
   /** Never write state: for a store built from a SHARED handler's context. Every mutating method throws a `SessionError` `session_read_only`. */
