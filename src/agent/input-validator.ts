@@ -18,9 +18,11 @@ export interface ToolInputValidator {
  * A validator that compiles each distinct input schema once. Tools are often made anew for every run (the services
  * build a run's tools per invocation), so validators are kept by the schema's content, at most {@link MAX_SCHEMAS},
  * and Ajv is told to forget each schema object it compiled: it would otherwise keep every one for good (a leak of one
- * schema per run), and compiling a second object with the same `$id` would throw.
+ * schema per run), and compiling a second object with the same `$id` would throw. A schema that names an `$id` anywhere
+ * (an MCP server's may, nested too, which `removeSchema` does not forget) is compiled in an Ajv of its own: one tool's
+ * ids never clash with another's, and they go with its validator.
  */
-export function createToolInputValidator(ajv: Ajv = new Ajv({ allErrors: true, strict: false })): ToolInputValidator {
+export function createToolInputValidator(ajv: Ajv = createAjv()): ToolInputValidator {
   const byTool = new WeakMap<ToolDef, ValidateFunction>()
   const byContent = new Map<string, ValidateFunction>()
   const validatorOf = (tool: ToolDef): ValidateFunction => {
@@ -29,11 +31,7 @@ export function createToolInputValidator(ajv: Ajv = new Ajv({ allErrors: true, s
     const key = JSON.stringify(tool.spec.inputSchema)
     let validate = byContent.get(key)
     if (!validate) {
-      try {
-        validate = ajv.compile(tool.spec.inputSchema)
-      } finally {
-        ajv.removeSchema(tool.spec.inputSchema)
-      }
+      validate = key.includes('"$id"') ? createAjv().compile(tool.spec.inputSchema) : compileAndForget(ajv, tool.spec.inputSchema)
       byContent.set(key, validate)
       if (byContent.size > MAX_SCHEMAS) byContent.delete(byContent.keys().next().value as string)
     }
@@ -48,6 +46,19 @@ export function createToolInputValidator(ajv: Ajv = new Ajv({ allErrors: true, s
       return `Invalid input for tool ${tool.spec.name}: ${problems.join('; ')}`
     },
     size: () => byContent.size,
+  }
+}
+
+function createAjv(): Ajv {
+  return new Ajv({ allErrors: true, strict: false })
+}
+
+/** Compiles `schema` in the shared `ajv`, which then forgets the schema object. */
+function compileAndForget(ajv: Ajv, schema: ToolDef['spec']['inputSchema']): ValidateFunction {
+  try {
+    return ajv.compile(schema)
+  } finally {
+    ajv.removeSchema(schema)
   }
 }
 

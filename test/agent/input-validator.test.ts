@@ -32,3 +32,27 @@ describe('tool input validation', () => {
     for (let run = 0; run < 3; run++) expect(validator.validate(freshTool('https://tools.example/echo'), { text: 'hi' })).toBeUndefined()
   })
 })
+
+describe('tool input validation across tools of different servers', () => {
+  /** A tool whose schema holds a nested `$id` (as an MCP server's schema may), referenced from its properties. */
+  function toolWithNestedId(name: string, nestedId: string): ToolDef {
+    return {
+      spec: { name, description: 'nested', inputSchema: { type: 'object', properties: { item: { $ref: nestedId } }, required: ['item'], $defs: { shared: { $id: nestedId, type: 'string' } } } },
+      execute: async () => 'ok',
+    }
+  }
+
+  it('keeps one tool\'s nested $id from breaking another tool whose schema has that $id', () => {
+    const validator = createToolInputValidator()
+    const first = toolWithNestedId('first', 'https://example.com/shared.json')
+    expect(validator.validate(first, { item: 'a' })).toBeUndefined()
+    expect(validator.validate(first, { item: 1 })).toContain('string')
+    const second: ToolDef = { spec: { name: 'second', description: 'owns the id', inputSchema: { $id: 'https://example.com/shared.json', type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } }, execute: async () => 'ok' }
+    expect(validator.validate(second, { n: 1 })).toBeUndefined()
+    expect(validator.validate(second, {})).toContain('n')
+    // The same nested id in a schema of another shape (another server's tool) compiles too, with its own meaning.
+    const third: ToolDef = { spec: { name: 'third', description: 'other shape', inputSchema: { type: 'object', properties: { item: { $ref: 'https://example.com/shared.json' } }, required: ['item'], $defs: { shared: { $id: 'https://example.com/shared.json', type: 'number' } } } }, execute: async () => 'ok' }
+    expect(validator.validate(third, { item: 2 })).toBeUndefined()
+    expect(validator.validate(third, { item: 'a' })).toContain('number')
+  })
+})
