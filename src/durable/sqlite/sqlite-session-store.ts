@@ -11,10 +11,11 @@ function metaOf(row: SessionRow): SessionMeta {
 
 /**
  * Sessions in the file: a header row (JSON without turns) and one row per turn, in append order (the file-wide
- * rowid; `UNIQUE (session_id, turn_id)`, so
- * appending a turn twice is a no-op). Turn and status writes are buffered and committed with the runtime's next
- * transaction (the unsynced commit before a step's `execute`, a step result, or the run's release): a crash
- * loses at most writes a replay makes again. Header writes (run records) are committed at once.
+ * rowid; `UNIQUE (session_id, turn_id)`, so appending a turn twice is a no-op). Turn and status writes are buffered
+ * and committed with the runtime's next transaction (a step result, the unsynced commit before a step's `execute`
+ * when writes wait, or the run's release): a crash loses at most writes a replay makes again. A turn the step before
+ * it already wrote (the model's turn, `StepOptions.sessionTurns`) is not written again. Header writes (run records)
+ * are committed at once.
  */
 export function createSqliteSessionStore(journal: SqliteJournal): SessionStore {
   const writeHeader = (meta: SessionMeta): void => {
