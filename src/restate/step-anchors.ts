@@ -56,7 +56,8 @@ interface AnchorMark {
 }
 
 function settle(mark: AnchorMark): void {
-  for (const wake of mark.waiters ?? []) wake()
+  if (!mark.waiters) return
+  for (const wake of mark.waiters) wake()
   mark.waiters = undefined
 }
 
@@ -67,9 +68,11 @@ function settle(mark: AnchorMark): void {
 export class AnchorMarks {
   private readonly marks = new Map<string, AnchorMark>()
 
-  /** `attempt` ran the anchor `key`; nothing anchored on it is issued yet. */
+  /**
+   * `attempt` ran the anchor `key`; nothing anchored on it is issued yet. No sweep here (every attempt sweeps once as it
+   * starts): an attempt's own marks go as it issues on them, only ended attempts leave marks behind.
+   */
   ran(key: string, attempt: object): void {
-    this.sweep()
     const previous = this.marks.get(key)
     if (previous) {
       this.marks.delete(key)
