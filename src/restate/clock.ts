@@ -13,24 +13,39 @@ export function deterministicUuid(seed: string): string {
 }
 
 /**
- * The journaled clock readings of one invocation. `now()` journals a read (`read()`, e.g. `ctx.date.now()`) and
- * answers it again to the next `now()` while it is fresh: until `moved()` says the context made another call (a step,
- * a wait, a call, a state read; state writes need not say it). Two reads with nothing journaled between them would
- * record two times a few microseconds apart at the cost of a round trip each. Which reads reuse is decided by the order
- * of the context calls, the same on every replay, and the value reused is the journaled one.
+ * The journaled clock readings of one invocation, shared by two readers: the runtime's `now()` and the session store's
+ * stamps. `now(reader)` journals a read (`read()`, e.g. `ctx.date.now()`), except that a reading the other reader just
+ * made is answered once more instead: a run's start right after its session's stamp, or the stamp right after the
+ * start, would record two times a few microseconds apart at the cost of a round trip each. A reading is fresh until
+ * it is reused or `moved()` says the runtime made a context call that may take time (a step, a wait, a call, a state
+ * read; state writes need not say it). A reader never reuses its own reading, so two reads of one reader around waits
+ * the runtime cannot see (a tool's own journaling on the bare context) each journal theirs. Which reads reuse is
+ * decided by the order of the calls, the same on every replay, and the value reused is the journaled one.
  */
 export interface ReadingClock {
-  now(): Promise<number>
-  /** The context made a call that may take time: the next `now()` journals a read of its own. */
+  now(reader: ClockReader): Promise<number>
+  /** The runtime made a context call that may take time: no reading is fresh any more. */
   moved(): void
 }
 
+/** Who reads a {@link ReadingClock}. */
+export type ClockReader = 'runtime' | 'store'
+
 /** Builds a {@link ReadingClock} over `read`. */
 export function createReadingClock(read: () => Promise<number>): ReadingClock {
-  let fresh: Promise<number> | undefined
+  let fresh: { reader: ClockReader; value: Promise<number> } | undefined
   return {
-    now: () => (fresh ??= read()),
-    moved: () => { fresh = undefined },
+    now(reader) {
+      const reusable = fresh !== undefined && fresh.reader !== reader ? fresh.value : undefined
+      if (reusable) {
+        fresh = undefined
+        return reusable
+      }
+      const value = read()
+      fresh = { reader, value }
+      return value
+    },
+    moved() { fresh = undefined },
   }
 }
 

@@ -36,11 +36,11 @@ export interface RestateCombinators extends RestatePromiseRaceLike {
 export interface RestateRuntimeOptions {
   /**
    * Coalesce `now()`: one journaled anchor every `reanchorEvery` reads (`true`: every 8). Default: every read is
-   * journaled, except a read with no context call since the last one but state writes (it answers that reading: the
-   * two would differ by microseconds and cost a round trip each). Whatever this says, the default session store stamps
-   * its header timestamps (`createdAt` / `updatedAt`) from a coalesced clock: one anchored on the runtime's readings
-   * (one anchor every 8 stamps, the latest reading when it is fresh) when this is off, the runtime's when on. Those
-   * stamps need to be ordered and replay-stable, not wall-accurate.
+   * journaled, except a read right after the default session store's stamp with no context call between but state
+   * writes: it answers that stamp's reading (the two would differ by microseconds and cost a round trip each). Whatever
+   * this says, the default session store stamps its header timestamps (`createdAt` / `updatedAt`) from a coalesced
+   * clock: when this is off, one anchor every 8 stamps, the anchor the runtime's reading when one was just made (see
+   * `createReadingClock`); the runtime's when on. Those stamps need to be ordered and replay-stable, not wall-accurate.
    */
   coalesce?: boolean | { reanchorEvery?: number }
   /** Entropy of the `uuid()` sequence. Default: one `ctx.rand.uuidv4()` draw at construction. */
@@ -177,7 +177,7 @@ export function restateRuntime(rawCtx: RestateContextLike, options: RestateRunti
   const runtime: DurableRuntime = {
     kind: 'restate',
     durable: true,
-    stores: buildStores(ctx, options, options.coalesce ? clock : createCoalescedClock(() => reading.now())),
+    stores: buildStores(ctx, options, options.coalesce ? clock : createCoalescedClock(() => reading.now('store'))),
     defaults: { maxToolResultBytes: DEFAULT_MAX_TOOL_RESULT_BYTES, deferSafeCalls: options.deferSafeCalls ?? true },
     step: createStepper(ctx, options, watching),
     now: () => clock.now(),
@@ -206,7 +206,7 @@ function buildClock(ctx: RestateContextLike, coalesce: RestateRuntimeOptions['co
     return {
       now: () => {
         assertOutsideStep('runtime.now()')
-        return reading.now()
+        return reading.now('runtime')
       },
     }
   }
