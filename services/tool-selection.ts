@@ -49,6 +49,8 @@ export interface ToolOffer {
   offered(root: string, extra: readonly string[]): string[]
   /** The shell as the sandbox allows it, whatever the selection: how runs whose tools were chosen at their start run it. */
   capability: ShellPolicy
+  /** Says that the run in workspace `root` ended: its warm file workers may make room for other sessions' at once. */
+  settle?(root: string): void
 }
 
 /** The {@link ToolOffer} of `env`: probes the sandbox once (the selection only decides whether `shell` is left out). */

@@ -14,9 +14,11 @@ export const FILE_WORKERS_PER_TENANT = 16
  * prompt); a session's workspace has at most 4 live workers (its calls queue past them; a worker answers a
  * `write_file` in about 3 ms) and a tenant {@link FILE_WORKERS_PER_TENANT} (its calls wait past them for one of its
  * own); the process keeps 32, killing the idle worker of another workspace unused the longest to make room, and starts
- * a call's worker past 32 rather than make it wait for another tenant's busy ones.
+ * a call's worker past 32 rather than make it wait for another tenant's busy ones. Room is made with the workers of
+ * sessions whose run ended (`settle`) at once, with those of running sessions only once idle 5 s: a run's worker is
+ * not taken between its turns, which made busy sessions start worker after worker.
  */
-export const SERVICES_FILE_WORKERS: Required<Pick<FileWorkerPoolOptions, 'idleMs' | 'maxWorkers' | 'maxWorkersPerScope' | 'maxWorkersPerTenant'>> = { idleMs: 30_000, maxWorkers: 32, maxWorkersPerScope: 4, maxWorkersPerTenant: FILE_WORKERS_PER_TENANT }
+export const SERVICES_FILE_WORKERS: Required<Pick<FileWorkerPoolOptions, 'idleMs' | 'maxWorkers' | 'maxWorkersPerScope' | 'maxWorkersPerTenant' | 'evictAfterMs'>> = { idleMs: 30_000, maxWorkers: 32, maxWorkersPerScope: 4, maxWorkersPerTenant: FILE_WORKERS_PER_TENANT, evictAfterMs: 5_000 }
 
 /**
  * The services' pool of warm file workers, within {@link SERVICES_FILE_WORKERS}, a tenant's bound from
@@ -51,5 +53,6 @@ export function withFileWorkers(offer: ToolOffer, pool: FileWorkerPool): ToolOff
       const options = offer.options(root, tenant)
       return { ...options, files: { ...options.files, pool, confineTo: fileWorkerFolder(root) } }
     },
+    settle: root => pool.settle(fileWorkerFolder(root)),
   }
 }

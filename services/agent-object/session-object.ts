@@ -52,8 +52,19 @@ async function runSession(deps: AgentDeps, ctx: restate.ObjectContext, request: 
   // One sink per invocation, whichever store records the events: the log reads them from the session's state.
   const events = createSessionLogSync(ctx, deps.doorbell)
   const questions = questionActivity()
+  try {
+    return await runToItsEnd(deps, ctx, request, { ...start, offered, questions, header }, invocation, events)
+  } finally {
+    // Outside the journal: the session's warm file workers may make room for other sessions' from now on.
+    deps.tools.settle?.(start.root)
+  }
+}
+
+/** The run and its end's records, or the records of how it ended otherwise (`recordEnding`). */
+async function runToItsEnd(deps: AgentDeps, ctx: restate.ObjectContext, request: SessionRunRequest, start: AgentStart, invocation: CurrentInvocation, events: EventSink): Promise<SessionRunResult> {
+  const { questions } = start
   return withErrorBoundary(async () => {
-    const stats = await runAgent(deps, ctx, request, events, { ...start, offered, questions, header })
+    const stats = await runAgent(deps, ctx, request, events, start)
     events.flush()
     // Questions this invocation listed and left (none unless it listed one): an earlier one's were closed at its start.
     if (questions.listed) await closeOpenQuestions(ctx, 'finished')

@@ -28,8 +28,8 @@ export interface FileWorkerPoolOptions {
   maxIdlePerScope?: number
   /**
    * Time a worker must have been idle before a call of another scope may kill it to make room (the least recently used
-   * first). A worker idle between the turns of a run is not killed and restarted at every turn that way. Default
-   * {@link FILE_WORKER_EVICT_AFTER_MS}.
+   * first). A worker idle between the turns of a run is not killed and restarted at every turn that way; one whose
+   * folder is settled (`FileWorkerPool.settle`) may be killed at once. Default {@link FILE_WORKER_EVICT_AFTER_MS}.
    */
   evictAfterMs?: number
   /** Observes every worker process started, with the process group it leads (tests count and find them this way). */
@@ -51,6 +51,12 @@ export interface FileWorkerPool {
   release(worker: WarmWorker, reusable: boolean): void
   /** Live workers (busy and idle, not yet killed), of `tenant`'s scopes only when given. */
   liveWorkers(tenant?: string): number
+  /**
+   * Says that nothing runs in the folder `cwd` for now (its session's run ended): the idle workers of the scopes
+   * started there stay warm for its next call, but a call of another scope that needs room may kill them at once,
+   * without waiting `evictAfterMs`. A worker of theirs taken again counts as in use as before.
+   */
+  settle(cwd: string): void
   /** Kills every worker and fails the calls still waiting; later calls fail with `tool_unavailable`. */
   close(): void
 }
@@ -74,6 +80,8 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   const evictAfterMs = options.evictAfterMs ?? FILE_WORKER_EVICT_AFTER_MS
   // Insertion order is the order the workers went idle in: the first entry is the least recently used.
   const idleSince = new Map<WarmWorker, number>()
+  // Idle workers of settled folders: the first a call that needs room kills.
+  const settled = new Set<WarmWorker>()
   const scopes = new Map<string, Scope>()
   const scopeOf = new Map<WarmWorker, Scope>()
   const tenantLive = new Map<string, number>()
@@ -98,6 +106,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   }
   const forget = (worker: WarmWorker): void => {
     idleSince.delete(worker)
+    settled.delete(worker)
     const scope = scopeOf.get(worker)
     if (scope === undefined) return
     scopeOf.delete(worker)
@@ -134,6 +143,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   }
   /** The least recently used idle worker `eligible` accepts, once idle `evictAfterMs`; until then none, and a look again then. */
   const evictable = (eligible: (scope: Scope | undefined) => boolean): WarmWorker | undefined => {
+    for (const worker of settled) if (eligible(scopeOf.get(worker))) return worker
     for (const [worker, since] of idleSince) {
       if (!eligible(scopeOf.get(worker))) continue
       const waitMs = since + evictAfterMs - Date.now()
@@ -180,6 +190,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   }
   const taken = (worker: WarmWorker): WarmWorker => {
     idleSince.delete(worker)
+    settled.delete(worker)
     clearTimeout(worker.idleTimer)
     worker.process.keepAlive(true)
     return worker
@@ -239,6 +250,10 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
       while (scope !== undefined && scope.idle.length > maxIdle) kill(scope.idle[0] as WarmWorker)
     },
     liveWorkers: tenant => tenant === undefined ? scopeOf.size : tenantLive.get(tenant) ?? 0,
+    settle: cwd => {
+      for (const scope of scopes.values()) if (scope.start.cwd === cwd) for (const worker of scope.idle) settled.add(worker)
+      pump()
+    },
     close: () => {
       closed = true
       clearTimeout(wakeTimer)

@@ -48,6 +48,26 @@ describe.each(modes)('a shared file worker pool, %s', (_mode, sandbox) => {
     return { run, root }
   }
 
+  it('hands the room of a session whose run ended to its tenant\'s next session at once, not after evictAfterMs', async () => {
+    usePool({ maxWorkersPerTenant: 1, evictAfterMs: 60_000, idleMs: 60_000 })
+    const own = (name: string): FileWorkerOptions => ({ confineTo: path.join(folders.root, 'acme', name) })
+    const first = await session('acme', 's1', own('s1'))
+    const second = await session('acme', 's2', own('s2'))
+    await first.run({ op: 'write', path: 'a.txt', content: 'first\n' }, signal())
+    let done = false
+    const waiting = second.run({ op: 'write', path: 'a.txt', content: 'second\n' }, signal()).finally(() => { done = true })
+    await sleep(300)
+    // The first session's worker is idle but its run may go on: it is not taken from it.
+    expect(done).toBe(false)
+    expect(started).toHaveLength(1)
+    shared().settle(first.root)
+    expect(await until(() => done, 3_000)).toBe(true)
+    await waiting
+    expect(started).toHaveLength(2)
+    expect(shared().liveWorkers('acme')).toBe(1)
+    expect(await readFile(path.join(second.root, 'a.txt'), 'utf8')).toBe('second\n')
+  })
+
   it('serves the calls of two workspaces of one tenant from one worker process', async () => {
     usePool()
     const first = await session('acme', 's1')
