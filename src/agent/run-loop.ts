@@ -134,8 +134,9 @@ async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCal
   const snapshot = deferred ? await takeToolStateSnapshot(env.toolState) : undefined
   const key = variant === undefined ? stepKey(state.runId, 'model', `t${turn}`) : stepKey(state.runId, 'model', `t${turn}`, variant)
   // The model's turn reaches the session with the step's record where the runtime can (one commit, see `sessionTurns`);
-  // not after deferred calls, whose results turn comes first.
-  const session = deferred ? undefined : env.session
+  // not after deferred calls, whose results turn comes first, nor for a session the runtime's store does not keep (one
+  // in memory only): the runtime would write its turn into a store that holds no such session.
+  const session = deferred || env.session?.store !== env.runtime.stores.session ? undefined : env.session
   const sessionTurns = session ? (value: TurnStepRecord) => (value.decision === 'request' ? { sessionId: session.id, turns: [assistantTurn(state.runId, turn, value.response, value.endedAt)] } : undefined) : undefined
   return env.runtime.step(key, async attempt => {
     env.markLive()
