@@ -49,8 +49,9 @@ describe('a hostile tenant in the bubblewrap sandbox', () => {
     // processes, a browser under test, free theirs at the same time).
     const held = texts.map(text => Number(/held (\d+)/.exec(text)?.[1] ?? 0))
     expect(Math.max(tmpfsBytes, ...held)).toBeGreaterThan(16 * MIB)
-    // Slack for tmpfs use of other processes of the host meanwhile.
-    expect(tmpfsBytes).toBeLessThanOrEqual(72 * MIB)
+    // The host's Shmem counts every process's tmpfs: a second test run beside this one (its own 64 MiB tenant) and a
+    // browser under test add to it. Uncharged, the four files would hold 192 MiB; 160 leaves room for that company.
+    expect(tmpfsBytes).toBeLessThanOrEqual(160 * MIB)
   })
 
   it('a fork bomb in four commands at once stays under the tenant process cap, and the host keeps free pids', async () => {
