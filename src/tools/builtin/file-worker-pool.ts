@@ -140,6 +140,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
     clearTimeout(wakeTimer)
     wakeAt = Date.now() + delayMs
     wakeTimer = setTimeout(() => { wakeAt = Infinity; pump() }, delayMs)
+    wakeTimer.unref() // a look for room to make keeps no process alive
   }
   /** The least recently used idle worker `eligible` accepts, once idle `evictAfterMs`; until then none, and a look again then. */
   const evictable = (eligible: (scope: Scope | undefined) => boolean): WarmWorker | undefined => {
