@@ -23,6 +23,7 @@ import { canDeferCalls, deferredResults, deferSafeCalls, runDeferredCalls, withD
 import type { DeferredCalls } from './deferred-calls'
 import type { ToolStepRecord } from './tool-execution'
 import { takeToolStateSnapshot } from '../tools/staged-tool-state'
+import { callsUseToolState } from '../tools/tool'
 import type { AgentHooks, AgentRunStatus } from './types'
 
 /** How the turn loop ended. */
@@ -131,7 +132,7 @@ async function requestModel(state: RunState, env: LoopEnv, deferred: DeferredCal
   await env.hooks.callHook('model:request', { runId: state.runId, turn: state.turn, messageCount, toolCount: env.tools.size })
   const turn = state.turn
   // Read before the step: nothing may touch the store inside it.
-  const snapshot = deferred ? await takeToolStateSnapshot(env.toolState) : undefined
+  const snapshot = deferred && callsUseToolState(env.tools, deferred.calls) ? await takeToolStateSnapshot(env.toolState) : undefined
   const key = variant === undefined ? stepKey(state.runId, 'model', `t${turn}`) : stepKey(state.runId, 'model', `t${turn}`, variant)
   // The model's turn reaches the session with the step's record where the runtime can (one commit, see `sessionTurns`);
   // not after deferred calls, whose results turn comes first, nor for a session the runtime's store does not keep (one

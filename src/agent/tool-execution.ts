@@ -138,7 +138,7 @@ async function checkDenyRules(canUseTool: NonNullable<ToolExecutionEnv['canUseTo
 
 /** Builds the context a tool's `execute` receives; a staged call sees its staged tool state. */
 export function buildToolContext(state: RunState, env: ToolExecutionEnv, call: ToolUseBlock, staged?: StagedToolState): ToolContext {
-  const toolState = staged?.store ?? env.toolState
+  const toolState = env.tools.get(call.name)?.usesToolState === false ? undefined : staged?.store ?? env.toolState
   const context: ToolContext = {
     callId: call.id,
     toolName: call.name,

@@ -8,7 +8,7 @@ import type { ToolExecutionEnv, ToolStepRecord } from './tool-execution'
 import { startToolCall, toolStepKey } from './tool-execution'
 import type { RunState } from './run-state'
 import type { InteractionRequest, RequestInteraction, ToolPermission } from './types'
-import { toToolResult } from '../tools/tool'
+import { callsUseToolState, toToolResult } from '../tools/tool'
 import { applyToolStateWrites, takeToolStateSnapshot } from '../tools/staged-tool-state'
 
 /** What the tool phase of a turn produced: results in the model's order, and whether it stopped early. */
@@ -70,7 +70,7 @@ function groupAnchors(state: RunState, env: ToolPhaseEnv, group: readonly ToolUs
 
 async function runGroup(state: RunState, env: ToolPhaseEnv, group: readonly ToolUseBlock[], anchors: readonly StepKey[] | undefined): Promise<ToolStepRecord[]> {
   // Read before the group's steps start: nothing may touch the store inside a step, nor between starting and joining them.
-  const snapshot = group.length > 0 ? await takeToolStateSnapshot(env.toolState) : undefined
+  const snapshot = callsUseToolState(env.tools, group) ? await takeToolStateSnapshot(env.toolState) : undefined
   const promises = group.map(call => startToolCall(state, env, call, snapshot, anchors))
   const joined = promises.length === 1 ? [await (promises[0] as Promise<ToolStepRecord>)] : await env.runtime.all(promises)
   // Tools that journal themselves may resolve to bare output (a string or blocks): normalize after the join.

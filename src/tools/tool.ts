@@ -47,7 +47,9 @@ export interface ToolContext {
  * every other tool in flight at a crash gets the interrupted text instead. `isConcurrencySafe` lets calls run
  * together with other safe calls. `journal: 'self'` means the tool records its own steps (awakeable-backed and
  * spawn tools): the loop does not wrap it in a step, and on Restate its `execute` must return the runtime's
- * promise untouched so concurrent calls can be joined.
+ * promise untouched so concurrent calls can be joined. `usesToolState: false` says the tool never reads or writes
+ * `ctx.toolState` (it gets none): the loop reads no tool state before a group of calls of only such tools (on Restate,
+ * a state read and its round trip per run).
  */
 export interface ToolDef {
   spec: ToolSpec
@@ -55,6 +57,12 @@ export interface ToolDef {
   replay?: 'safe'
   isConcurrencySafe?: boolean | ((input: JsonObject) => boolean)
   journal?: 'self'
+  usesToolState?: false
+}
+
+/** Whether any of `calls` is of a tool that may use `ctx.toolState` (an unknown tool counts: it is reported anyway). */
+export function callsUseToolState(tools: ReadonlyMap<string, ToolDef>, calls: ReadonlyArray<{ name: string }>): boolean {
+  return calls.some(call => tools.get(call.name)?.usesToolState !== false)
 }
 
 /** Normalizes what `execute` returned into a `ToolResult`. */

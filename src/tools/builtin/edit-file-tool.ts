@@ -27,6 +27,7 @@ export function editFileTool(workspace: Workspace): ToolDef {
       inputSchema: INPUT_SCHEMA,
     },
     isConcurrencySafe: false,
+    usesToolState: false,
     execute: (input, ctx) => {
       const edit = { path: requiredString(input, 'path'), oldText: requiredString(input, 'oldText'), newText: requiredString(input, 'newText'), replaceAll: optionalBoolean(input, 'replaceAll') ?? false }
       return workspace.run({ op: 'edit', ...edit }, ctx.signal)

@@ -28,6 +28,7 @@ export function globTool(workspace: Workspace): ToolDef {
     },
     replay: 'safe',
     isConcurrencySafe: true,
+    usesToolState: false,
     execute: (input, ctx) => workspace.run({ op: 'glob', pattern: requiredString(input, 'pattern'), path: optionalString(input, 'path') ?? '.' }, ctx.signal),
   }
 }

@@ -31,6 +31,7 @@ export function grepTool(workspace: Workspace): ToolDef {
     },
     replay: 'safe',
     isConcurrencySafe: true,
+    usesToolState: false,
     execute: (input, ctx) => {
       const glob = optionalString(input, 'glob')
       const search = { pattern: requiredString(input, 'pattern'), path: optionalString(input, 'path') ?? '.' }

@@ -25,6 +25,7 @@ export function listFilesTool(workspace: Workspace): ToolDef {
     },
     replay: 'safe',
     isConcurrencySafe: true,
+    usesToolState: false,
     execute: (input, ctx) => workspace.run({ op: 'list', path: optionalString(input, 'path') ?? '.' }, ctx.signal),
   }
 }

@@ -31,6 +31,7 @@ export function readFileTool(workspace: Workspace): ToolDef {
     },
     replay: 'safe',
     isConcurrencySafe: true,
+    usesToolState: false,
     execute: (input, ctx) => {
       const path = requiredString(input, 'path')
       const offset = optionalInteger(input, 'offset', 1) ?? 1

@@ -57,6 +57,7 @@ export function shellTool(workspace: Workspace, options: ShellToolOptions = {}):
       },
     },
     isConcurrencySafe: false,
+    usesToolState: false,
     execute: async (input, ctx) => {
       const command = requiredString(input, 'command')
       const timeoutMs = optionalInteger(input, 'timeoutMs', 1, maxTimeoutMs) ?? defaultTimeoutMs

@@ -25,6 +25,7 @@ export function writeFileTool(workspace: Workspace): ToolDef {
       inputSchema: INPUT_SCHEMA,
     },
     isConcurrencySafe: false,
+    usesToolState: false,
     execute: (input, ctx) => workspace.run({ op: 'write', path: requiredString(input, 'path'), content: requiredString(input, 'content') }, ctx.signal),
   }
 }

@@ -22,6 +22,7 @@ export function createMcpTools(list: McpToolList, servers: readonly McpServerCon
   return list.tools.map((entry): ToolDef => ({
     spec: { name: entry.name, description: entry.description, inputSchema: entry.inputSchema },
     ...(entry.readOnly ? { replay: 'safe' as const, isConcurrencySafe: true } : {}),
+    usesToolState: false,
     execute: (input, ctx) => callMcpTool(entry, byName.get(entry.server), connector, scope, input, ctx),
   }))
 }
