@@ -15,7 +15,9 @@ const MIB = 1024 * 1024
 /** Attacks from one tenant: every command in the sandbox with these limits, for the tenant `attacker`. */
 describe('a hostile tenant in the bubblewrap sandbox', () => {
   const folders = useSandbox()
-  const shellFor = (options: BubblewrapOptions): ToolDef => shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox({ cgroupName: `zidane-test-${process.pid}`, ...options }), tenant: 'attacker', timeoutMs: 20_000, killGraceMs: 200 })
+  // Each test's limits apply to a tenant of its own: a cgroup v1 memory limit cannot be lowered below what an earlier
+  // test's tenant still has charged (the launcher's write fails with EBUSY, and the commands never start).
+  const shellFor = (options: BubblewrapOptions, tenant = 'attacker'): ToolDef => shellTool(createWorkspace(folders.root), { sandbox: bubblewrapSandbox({ cgroupName: `zidane-test-${process.pid}`, ...options }), tenant, timeoutMs: 20_000, killGraceMs: 200 })
 
   it('a memory hog in four commands at once stays within the tenant memory cap', async () => {
     const shell = shellFor({ tenantMemoryMb: 256, memoryMb: 4096 })
@@ -40,7 +42,7 @@ describe('a hostile tenant in the bubblewrap sandbox', () => {
   })
 
   it('tmpfs pages count in the tenant memory: four commands filling /tmp hold no more than the cap together', async () => {
-    const shell = shellFor({ tenantMemoryMb: 64, tmpMb: 256 })
+    const shell = shellFor({ tenantMemoryMb: 64, tmpMb: 256 }, 'attacker-tmpfs')
     const marker = `fill${Date.now()}`
     // Each writes 48 MiB to its /tmp and keeps it for two seconds: 192 MiB together.
     const fill = `: ${marker}; dd if=/dev/zero of=/tmp/fill bs=1M count=48 2>/dev/null; echo "held $(stat -c %s /tmp/fill)"; sleep 2`
