@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from 'vitest'
 import { start as startModelServer } from '../../../support/anthropic-server'
-import type { FakeAnthropicServer, ScriptedMessage } from '../../../support/anthropic-server'
+import type { FakeAnthropicServer, RecordedRequest, ScriptedMessage, ScriptedResponse } from '../../../support/anthropic-server'
 import { printLogsOnFailure, startRestateHarness } from './restate-harness'
 import type { RestateHarness } from './restate-harness'
 import { lateDoorbell, loadSessionServices } from './session-services'
@@ -11,6 +11,8 @@ export interface HeldModelStackOptions {
   firstAnswer?: ScriptedMessage['content']
   /** Give the services an event doorbell (connected to the harness's ingress once it is up). */
   doorbell?: boolean
+  /** The model's script instead of the default one; `held` settles at `release()`. */
+  script?: (request: RecordedRequest, held: Promise<void>) => Promise<ScriptedResponse>
 }
 
 /** The deployment's services on a real Restate server, with a model server that holds its calls until `release`. */
@@ -39,6 +41,7 @@ export function useHeldModelStack(name: string, options: HeldModelStackOptions =
   beforeAll(async () => {
     model = await startModelServer({ apiKey: env.ANTHROPIC_API_KEY })
     model.setHandler(async (request) => {
+      if (options.script) return options.script(request, held)
       const messages = (request.body?.messages ?? []) as Array<{ role: string }>
       if (options.firstAnswer && !messages.some(message => message.role === 'assistant')) return { kind: 'message', content: options.firstAnswer }
       await held

@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { start as startModelServer } from '../../../support/anthropic-server'
+import { describe, expect, it } from 'vitest'
 import { MAX_UNCOUNTED_TURNS } from '../../../src/restate/session'
 import type { SessionChanges } from '../../../contract/event-log'
 import type { SessionView } from '../../../contract/session'
-import type { FakeAnthropicServer, RecordedRequest, ScriptedResponse } from '../../../support/anthropic-server'
-import { printLogsOnFailure, startRestateHarness } from '../../helpers/restate/restate-harness'
-import { loadSessionServices } from '../../helpers/restate/session-services'
+import type { RecordedRequest, ScriptedResponse } from '../../../support/anthropic-server'
+import { useHeldModelStack } from '../../helpers/restate/held-model-stack'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
 
-const MODEL_ENV = { ANTHROPIC_API_KEY: 'sk-ant-session-view', ZIDANE_MODEL: 'claude-test' }
 const todo = { type: 'tool_use' as const, name: 'todowrite', input: { todos: [{ content: 'one', status: 'pending' }] } }
 
 const spawns = (count: number) => Array.from({ length: count }, () => ({ type: 'tool_use' as const, name: 'spawn', input: { task: 'child task' } }))
@@ -28,39 +25,25 @@ function assistantTurns(request: RecordedRequest): number {
  * them on from it. A page of older turns must hold those turns only, and the turns past the counter stay few.
  */
 describe('the session view of a running session', () => {
-  let harness: RestateHarness | undefined
-  let model: FakeAnthropicServer | undefined
-  let release: () => void = () => undefined
-  const held = new Promise<void>((resolve) => { release = resolve })
-  const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
-  const view = async (key: string, request: { turnsAfter?: number; limit?: number }): Promise<SessionView> => (await h().call<SessionView>(`session/${key}/get`, request)).body
   /** Calls the tool `toolTurns` times, then waits for the test's end. */
-  const toolsThenWait = async (request: RecordedRequest, toolTurns: number): Promise<ScriptedResponse> => {
+  const toolsThenWait = async (request: RecordedRequest, toolTurns: number, held: Promise<void>): Promise<ScriptedResponse> => {
     if (assistantTurns(request) < toolTurns) return { kind: 'message', content: [todo] }
     await held
     return { kind: 'message', content: [{ type: 'text', text: 'done' }] }
   }
-  beforeAll(async () => {
-    model = await startModelServer({ apiKey: MODEL_ENV.ANTHROPIC_API_KEY })
-    model.setHandler(async (request) => {
+  const stack = useHeldModelStack('session-view', {
+    script: async (request, held) => {
       const prompt = firstPrompt(request)
-      if (prompt === 'first') return assistantTurns(request) === 0 ? { kind: 'message', content: [{ type: 'text', text: 'ok' }] } : toolsThenWait(request, 3)
+      if (prompt === 'first') return assistantTurns(request) === 0 ? { kind: 'message', content: [{ type: 'text', text: 'ok' }] } : toolsThenWait(request, 3, held)
       if (prompt === 'child task') return { kind: 'message', content: [{ type: 'text', text: 'ok' }] }
       // Three turns of 8 sub-agents and one of a single one (25 run records after the parent's), then 2 tool turns.
       if (prompt === 'spawns' && assistantTurns(request) < 4) return { kind: 'message', content: spawns(assistantTurns(request) < 3 ? 8 : 1) }
-      if (prompt === 'spawns') return toolsThenWait(request, 6)
-      return toolsThenWait(request, 20)
-    })
-    Object.assign(process.env, MODEL_ENV, { ANTHROPIC_BASE_URL: model.url })
-    harness = await startRestateHarness({ services: loadSessionServices() })
+      if (prompt === 'spawns') return toolsThenWait(request, 6, held)
+      return toolsThenWait(request, 20, held)
+    },
   })
-  afterAll(async () => {
-    release()
-    for (const name of [...Object.keys(MODEL_ENV), 'ANTHROPIC_BASE_URL']) Reflect.deleteProperty(process.env, name)
-    await harness?.stop()
-    await model?.close()
-  })
-  printLogsOnFailure(() => harness)
+  const h = (): RestateHarness => stack.harness()
+  const view = async (key: string, request: { turnsAfter?: number; limit?: number }): Promise<SessionView> => (await h().call<SessionView>(`session/${key}/get`, request)).body
 
   it('hold in an older page only its turns, not some of the turns past the counter', async () => {
     const key = 't1~view'
@@ -90,7 +73,7 @@ describe('the session view of a running session', () => {
   it('hold the running run\'s newest turns when its sub-agents\' records fill the runs the view lists', async () => {
     const key = 't1~spawns'
     await h().send(`session/${key}/run`, { prompt: 'spawns' })
-    await h().waitFor(async () => ((model?.requests ?? []).filter(request => firstPrompt(request) === 'spawns').length >= 7 ? true : undefined), 60_000, 'the seventh model call of the parent')
+    await h().waitFor(async () => (stack.model().requests.filter(request => firstPrompt(request) === 'spawns').length >= 7 ? true : undefined), 60_000, 'the seventh model call of the parent')
     // Every turn key the session holds (the sub-agents' turns are merged into it), read to the first missing one.
     const stored = (await h().call<SessionChanges>(`session/${key}/changes`, { runsFrom: 0, runs: 1, turnsFrom: 0, newFrom: 0, turns: 200 })).body.turns
     const read = await view(key, {})
