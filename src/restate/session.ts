@@ -300,14 +300,8 @@ const RUNNING_TURNS_BATCH = 8
  */
 export async function readRunningTurns(ctx: StateReader, from: number, runs: readonly SessionRun[], promises?: StateReadCombinators): Promise<SessionTurn[]> {
   const running = runningRunIds(runs)
-  const found: SessionTurn[] = []
-  for (let index = from; running.size > 0; index += RUNNING_TURNS_BATCH) {
-    const batch = await readSessionTurns(ctx, index, index + RUNNING_TURNS_BATCH, promises)
-    const theirs = batch.findIndex(turn => !running.has(turn.runId.split('/')[0] ?? turn.runId))
-    found.push(...(theirs === -1 ? batch : batch.slice(0, theirs)))
-    if (theirs !== -1 || batch.length < RUNNING_TURNS_BATCH) break
-  }
-  return found
+  if (running.size === 0) return []
+  return readOnWhile(from, (start, end) => readSessionTurns(ctx, start, end, promises), turn => running.has(turn.runId.split('/')[0] ?? turn.runId))
 }
 
 /**
@@ -318,16 +312,28 @@ export async function readRunningTurns(ctx: StateReader, from: number, runs: rea
  */
 async function readRunningChildren(ctx: StateReader, from: number, runs: readonly SessionRun[], promises?: StateReadCombinators): Promise<SessionRun[]> {
   const parents = runningRunIds(runs)
-  const found: SessionRun[] = []
-  for (let index = from; parents.size > 0; index += RUNNING_TURNS_BATCH) {
-    const batch = await readSessionRuns(ctx, index, index + RUNNING_TURNS_BATCH, promises)
-    const theirs = batch.findIndex(run => run.parentRunId === undefined || !parents.has(run.parentRunId))
-    const kept = theirs === -1 ? batch : batch.slice(0, theirs)
-    for (const run of kept) parents.add(run.id)
-    found.push(...kept)
-    if (theirs !== -1 || batch.length < RUNNING_TURNS_BATCH) break
+  if (parents.size === 0) return []
+  return readOnWhile(from, (start, end) => readSessionRuns(ctx, start, end, promises), (run) => {
+    if (run.parentRunId === undefined || !parents.has(run.parentRunId)) return false
+    parents.add(run.id)
+    return true
+  })
+}
+
+/**
+ * The values from key `from` on, read `RUNNING_TURNS_BATCH` keys at a time, up to the first missing one or the first
+ * that `belongs` refuses (asked in key order, once each).
+ */
+async function readOnWhile<T>(from: number, readBatch: (start: number, end: number) => Promise<T[]>, belongs: (value: T) => boolean): Promise<T[]> {
+  const found: T[] = []
+  for (let index = from; ; index += RUNNING_TURNS_BATCH) {
+    const batch = await readBatch(index, index + RUNNING_TURNS_BATCH)
+    for (const value of batch) {
+      if (!belongs(value)) return found
+      found.push(value)
+    }
+    if (batch.length < RUNNING_TURNS_BATCH) return found
   }
-  return found
 }
 
 /**
