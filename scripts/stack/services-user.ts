@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { findCgroupRoots } from '../../src/tools/builtin/cgroup-roots'
 import { PARENT_DEATH_SIGNAL } from './parent-death'
 
@@ -25,7 +25,19 @@ export function servicesUser(env: NodeJS.ProcessEnv): ServicesUser | undefined {
   const name = env.ZIDANE_SERVICES_USER || 'nobody'
   if (name === 'root') return undefined
   if (env.ZIDANE_SERVICES_USER === undefined && !canDelegateCgroups()) return undefined
+  if (env.ZIDANE_SERVICES_USER === undefined && !reachableByOthers(join(import.meta.dirname, '..', '..'))) return undefined
   return { name, uid: idOf(name, '-u'), gid: idOf(name, '-g') }
+}
+
+/**
+ * Whether every folder from the root down to `folder` lets other accounts pass (`o+x`): a checkout in a private folder
+ * (`mktemp -d` makes them 0700) cannot be read by `nobody`, whose services would fail to load their own code.
+ */
+function reachableByOthers(folder: string): boolean {
+  for (let current = resolve(folder); ; current = dirname(current)) {
+    if ((statSync(current).mode & 0o001) === 0) return false
+    if (dirname(current) === current) return true
+  }
 }
 
 function idOf(name: string, flag: '-u' | '-g'): number {
