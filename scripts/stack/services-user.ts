@@ -14,26 +14,30 @@ export interface ServicesUser {
 /** The cgroup folder (below the stack's own, in each hierarchy) handed to the services user for the sandbox's cgroups. */
 const DELEGATED_CGROUP = 'zidane-services'
 
+/** Who the services run as: an unprivileged account, or the stack's own user with the reason (undefined when not root). */
+export type ServicesUserChoice = { user: ServicesUser } | { user: undefined; keepsRootBecause?: string }
+
 /**
  * Who the services run as: when the stack runs as root, the account `ZIDANE_SERVICES_USER` names (default `nobody`);
- * undefined (they run as the stack's own user) when the stack is not root, when the setting is `root`, or when the
- * host's cgroups cannot be delegated to another user (cgroup v2, read-only cgroups) and the setting is not explicit:
- * the tenants' limits need the cgroups more than the services need to drop root.
+ * the stack's own user when the stack is not root, when the setting is `root`, or, unless the setting is explicit,
+ * when the host's cgroups cannot be delegated to another user (cgroup v2, read-only cgroups: the tenants' limits need
+ * the cgroups more than the services need to drop root) or when other accounts cannot reach the checkout's code.
  */
-export function servicesUser(env: NodeJS.ProcessEnv): ServicesUser | undefined {
-  if (process.getuid?.() !== 0) return undefined
+export function servicesUser(env: NodeJS.ProcessEnv): ServicesUserChoice {
+  if (process.getuid?.() !== 0) return { user: undefined }
   const name = env.ZIDANE_SERVICES_USER || 'nobody'
-  if (name === 'root') return undefined
-  if (env.ZIDANE_SERVICES_USER === undefined && !canDelegateCgroups()) return undefined
-  if (env.ZIDANE_SERVICES_USER === undefined && !reachableByOthers(join(import.meta.dirname, '..', '..'))) return undefined
-  return { name, uid: idOf(name, '-u'), gid: idOf(name, '-g') }
+  if (name === 'root') return { user: undefined, keepsRootBecause: 'ZIDANE_SERVICES_USER=root' }
+  if (env.ZIDANE_SERVICES_USER === undefined && !canDelegateCgroups()) return { user: undefined, keepsRootBecause: "this host's cgroups cannot be handed to another account" }
+  const checkout = resolve(import.meta.dirname, '..', '..')
+  if (env.ZIDANE_SERVICES_USER === undefined && !reachableByOthers(checkout)) return { user: undefined, keepsRootBecause: `other accounts cannot reach ${checkout} (a folder on its path lacks o+x)` }
+  return { user: { name, uid: idOf(name, '-u'), gid: idOf(name, '-g') } }
 }
 
 /**
  * Whether every folder from the root down to `folder` lets other accounts pass (`o+x`): a checkout in a private folder
  * (`mktemp -d` makes them 0700) cannot be read by `nobody`, whose services would fail to load their own code.
  */
-function reachableByOthers(folder: string): boolean {
+export function reachableByOthers(folder: string): boolean {
   for (let current = resolve(folder); ; current = dirname(current)) {
     if ((statSync(current).mode & 0o001) === 0) return false
     if (dirname(current) === current) return true

@@ -38,11 +38,16 @@ function tsx(rootDir: string, script: string): { command: string; args: string[]
  */
 function servicesProgram(config: StackConfig, workspaceRoot: string, env: NodeJS.ProcessEnv, log: ((name: string, line: string) => void) | undefined): { program: { command: string; args: string[] }; env: NodeJS.ProcessEnv } {
   const program = tsx(config.rootDir, config.servicesEntry ?? 'services/endpoint.ts')
-  const user = servicesUser(env)
-  if (user === undefined) return { program, env: {} }
+  const say = log ?? ((name: string, line: string) => console.log(`[${name}] ${line}`))
+  const choice = servicesUser(env)
+  if (choice.user === undefined) {
+    if (choice.keepsRootBecause !== undefined) say('stack', `services run as root: ${choice.keepsRootBecause}; see docs/security.md`)
+    return { program, env: {} }
+  }
+  const { user } = choice
   const home = join(config.dataDir, 'services-home')
   const cgroups = prepareForServicesUser(user, config.dataDir, [workspaceRoot, home])
-  ;(log ?? ((name: string, line: string) => console.log(`[${name}] ${line}`)))('stack', `services run as ${user.name} (uid ${user.uid}), not root`)
+  say('stack', `services run as ${user.name} (uid ${user.uid}), not root`)
   return { program: asServicesUser(user, cgroups, program.command, program.args), env: { HOME: home } }
 }
 
