@@ -2,6 +2,8 @@ import { buildGateway } from './app'
 import { GatewayConfigError, loadGatewayConfig } from './config'
 
 const SHUTDOWN_GRACE_MS = 10_000
+/** After the grace period and this much more, the process exits whatever is still closing: a stop is bounded. */
+const SHUTDOWN_HARD_LIMIT_MS = SHUTDOWN_GRACE_MS + 5_000
 
 /** Starts the gateway from environment variables: load config, build, listen, stop cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -18,6 +20,10 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down')
     // In-flight requests get a grace period (a `?wait=true` request can last as long as a run), then are cut.
     setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref()
+    setTimeout(() => {
+      process.stderr.write(`zidane gateway: still closing ${SHUTDOWN_HARD_LIMIT_MS} ms after ${signal}, exiting\n`)
+      process.exit(1)
+    }, SHUTDOWN_HARD_LIMIT_MS).unref()
     app.close().then(() => process.exit(0), (error: unknown) => {
       app.log.error({ err: error }, 'error while closing')
       process.exit(1)

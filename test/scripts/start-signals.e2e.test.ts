@@ -76,7 +76,18 @@ async function npmStart(): Promise<StartedStack> {
 }
 
 function describeTree(tree: ProcessEntry[]): string {
-  return tree.map(entry => `${entry.pid} (parent ${entry.parentPid}) ${entry.commandLine.slice(0, 140)}`).join('\n')
+  return tree.map(entry => `${entry.pid} (parent ${entry.parentPid}) ${entry.commandLine.slice(0, 140)}${signalState(entry.pid)}`).join('\n')
+}
+
+/** What a process left running is doing: its state, signals pending and caught, and where it sleeps in the kernel. */
+function signalState(pid: number): string {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const fields = status.split('\n').filter(line => /^(State|SigPnd|ShdPnd|SigBlk|SigCgt|Threads):/.test(line)).join(', ')
+    return `\n    ${fields}, wchan ${readFileSync(`/proc/${pid}/wchan`, 'utf8')}`
+  } catch {
+    return ''
+  }
 }
 
 /** Waits until no process of `tree` runs and every port is free; fails naming what is left. */
