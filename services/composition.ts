@@ -71,7 +71,7 @@ export interface Services {
  */
 export function createServices(config: ServicesConfig, options: ServicesOptions): Services {
   const fileWorkers = createServicesFileWorkers(options.fileWorkers, options.env)
-  const tools = withFileWorkers(createToolOffer(options.env), fileWorkers)
+  const tools = withFileWorkers(createToolOffer(options.env), fileWorkers, config.workspaceRoot)
   const tracing = options.tracing ?? otlpTracing(options.env)
   const deps: AgentDeps = {
     config,

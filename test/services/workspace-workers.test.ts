@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -15,10 +16,15 @@ const root = path.resolve('/srv/workspaces')
 const workspaceOf = (sessionKey: string): string => path.join(root, ...workspacePath(sessionKey))
 
 describe('the folder a session\'s file worker is confined to', () => {
-  it('is the session\'s own workspace, never its tenant\'s folder', () => {
-    expect(fileWorkerFolder(workspaceOf('acme~s1'))).toBe(workspaceOf('acme~s1'))
-    expect(fileWorkerFolder(workspaceOf('acme~s1:child-1'))).toBe(workspaceOf('acme~s1:child-1'))
-    expect(fileWorkerFolder(workspaceOf('s1'))).toBe(workspaceOf('s1'))
+  it('is its tenant\'s folder, shared by the tenant\'s sessions and sub-agents', () => {
+    expect(fileWorkerFolder(root, workspaceOf('acme~s1'))).toBe(path.join(root, 'acme'))
+    expect(fileWorkerFolder(root, workspaceOf('acme~s1:child-1'))).toBe(path.join(root, 'acme'))
+    expect(fileWorkerFolder(root, workspaceOf('s1'))).toBe(path.join(root, '%'))
+  })
+
+  it('is the workspace itself when that is a flat folder beside the tenants\' folders', () => {
+    expect(fileWorkerFolder(root, path.join(root, 'acme_7Es1'))).toBe(path.join(root, 'acme_7Es1'))
+    expect(fileWorkerFolder(root, '/elsewhere/acme/s1')).toBe('/elsewhere/acme/s1')
   })
 })
 
@@ -26,7 +32,7 @@ describe('the bounds of the services\' file workers', () => {
   it('hold a tenant to 16 live workers unless ZIDANE_FILE_WORKERS_PER_TENANT says otherwise', () => {
     expect(SERVICES_FILE_WORKERS.maxWorkersPerTenant).toBe(FILE_WORKERS_PER_TENANT)
     expect(FILE_WORKERS_PER_TENANT).toBe(16)
-    expect(fileWorkerBoundsOf({ ZIDANE_FILE_WORKERS_PER_TENANT: '8' })).toEqual({ maxWorkersPerTenant: 8 })
+    expect(fileWorkerBoundsOf({ ZIDANE_FILE_WORKERS_PER_TENANT: '8' })).toEqual({ maxWorkersPerTenant: 8, maxWorkersPerScope: 8 })
     for (const value of [undefined, '', '0', '-3', '2.5', 'many']) expect(fileWorkerBoundsOf({ ZIDANE_FILE_WORKERS_PER_TENANT: value })).toEqual({})
   })
 })
@@ -43,7 +49,7 @@ const FLIP = `const fs=require('fs');process.chdir(process.argv[1]);for(;;){for(
 
 describe.runIf(isSandboxUsable(bwrap, '/tmp'))('a session of a tenant racing its own links against its file worker', () => {
   const folders = useSandbox()
-  it('never reads another session\'s file through a link swapped in between the check and the open', async () => {
+  it('never reads, writes, lists or searches another session\'s files through a link swapped in mid-call', async () => {
     const tenant = path.join(folders.root, 'acme')
     const a = path.join(tenant, 's1')
     const b = path.join(tenant, 's2')
@@ -51,25 +57,36 @@ describe.runIf(isSandboxUsable(bwrap, '/tmp'))('a session of a tenant racing its
     await mkdir(b, { recursive: true })
     await writeFile(path.join(a, 'd', 'secret.txt'), 'decoy\n')
     await writeFile(path.join(b, 'secret.txt'), 'B-SECRET\n')
+    await writeFile(path.join(b, 'b-only.txt'), 'B-SECRET\n')
     await symlink('../s2', path.join(a, 'sym'))
     const pool = createFileWorkerPool()
-    const read = createFileWorker(a, { sandbox: bwrap, tenant: 'acme', confineTo: fileWorkerFolder(a), pool })
+    // One worker for the tenant's folder, as the services confine it: only the worker's opens keep it in `s1`.
+    const worker = createFileWorker(a, { sandbox: bwrap, tenant: 'acme', confineTo: fileWorkerFolder(folders.root, a), pool })
+    const operations = [
+      { op: 'read', path: 'd/secret.txt', offset: 1, limit: 5 },
+      { op: 'write', path: 'd/written.txt', content: 'from s1' },
+      { op: 'list', path: 'd' },
+      { op: 'grep', path: 'd', pattern: 'SECRET' },
+      { op: 'glob', path: 'd', pattern: '*' },
+    ] as const
     const flipper = spawn(process.execPath, ['-e', FLIP, a], { stdio: 'ignore' })
-    let leaked = 0
+    const leaks: string[] = []
     let calls = 0
-    const deadline = Date.now() + 4_000
+    const deadline = Date.now() + 5_000
     try {
-      while (Date.now() < deadline && leaked === 0) {
+      while (Date.now() < deadline && leaks.length === 0) {
+        const operation = operations[calls % operations.length] as (typeof operations)[number]
         calls += 1
-        const text = await read({ op: 'read', path: 'd/secret.txt', offset: 1, limit: 5 }, new AbortController().signal).catch(() => '')
-        if (text.includes('B-SECRET')) leaked += 1
+        const text = await worker(operation, new AbortController().signal).catch(() => '')
+        if (/B-SECRET|b-only/.test(text)) leaks.push(`${operation.op}: ${text}`)
+        if (existsSync(path.join(b, 'written.txt'))) leaks.push(`${operation.op}: wrote into s2`)
       }
     } finally {
       flipper.kill('SIGKILL')
       pool.close()
     }
-    expect(leaked).toBe(0)
-    expect(calls).toBeGreaterThan(50) // the race was run, not skipped
+    expect(leaks).toEqual([])
+    expect(calls).toBeGreaterThan(100) // the race was run, not skipped
   }, 30_000)
 })
 
@@ -79,14 +96,14 @@ const HANG_TIMEOUT_MS = 8_000
 
 describe.runIf(isSandboxUsable(bwrap, '/tmp'))('a tenant keeping its file workers busy', () => {
   const folders = useSandbox()
-  /** The services' pool, scaled down: the process cap (4) is one tenant's bound (4), two workers per session. */
-  const bounds = { maxWorkers: 4, maxWorkersPerScope: 2, maxWorkersPerTenant: 4 }
+  /** The services' pool, scaled down: the process cap (4) is one tenant's bound (4), shared by its sessions. */
+  const bounds = { maxWorkers: 4, maxWorkersPerScope: 4, maxWorkersPerTenant: 4 }
   /** A file worker of session `name` of `tenant`, its workspace holding a file the hanging grep backtracks on. */
   const session = async (pool: FileWorkerPool, tenant: string, name: string): Promise<ReturnType<typeof createFileWorker>> => {
     const workspace = path.join(folders.root, tenant, name)
     await mkdir(workspace, { recursive: true })
     await writeFile(path.join(workspace, 'a.txt'), `${'a'.repeat(48)}b\n`)
-    return createFileWorker(workspace, { sandbox: bwrap, tenant, confineTo: fileWorkerFolder(workspace), pool, timeoutMs: HANG_TIMEOUT_MS })
+    return createFileWorker(workspace, { sandbox: bwrap, tenant, confineTo: fileWorkerFolder(folders.root, workspace), pool, timeoutMs: HANG_TIMEOUT_MS })
   }
   const hang = (run: ReturnType<typeof createFileWorker>, settled: { count: number }): Promise<string> =>
     run(HANGING_GREP, new AbortController().signal).then(() => 'answered', (error: { code: string }) => error.code).finally(() => { settled.count += 1 })

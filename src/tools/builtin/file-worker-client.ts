@@ -34,12 +34,12 @@ export interface FileWorkerOptions {
   pool?: FileWorkerPool
   /**
    * The folder the worker process is confined to (bound read-write in the sandbox, its working folder): `root` or a
-   * folder above it that holds only workspaces of the same tenant, so one warm worker serves all of them. Paths are
-   * still resolved inside `root`, and the worker may make no link nor rename anything (`WrapOptions.denyLinks`); a
-   * sandbox that cannot enforce that (seccomp off) confines it to `root` whatever this says. Not safe where another
-   * process writes in `root` meanwhile (a session's own shell): the worker checks a path, then opens it by name, so a
-   * folder swapped for a link in between leads into the rest of this folder. The services leave it at `root`. Default:
-   * `root`.
+   * folder above it that holds only workspaces of the same tenant, so one warm worker serves all of them (the services
+   * bind the tenant's folder). Paths are still resolved inside `root` and opened one folder at a time through
+   * descriptors without following links, so a folder another process swaps for a link meanwhile (a session's own
+   * shell) fails the call instead of leading out of `root` (on Linux; elsewhere opens go by name). The worker may make
+   * no link nor rename anything (`WrapOptions.denyLinks`); a sandbox that cannot enforce that (seccomp off) confines
+   * it to `root` whatever this says. Default: `root`.
    */
   confineTo?: string
   /**

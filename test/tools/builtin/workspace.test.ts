@@ -16,8 +16,8 @@ describe('createWorkspace', () => {
   })
 
   it('resolves relative paths, including ones that do not exist yet, inside the root', async () => {
-    expect(await workspace.resolve('src/new/file.ts')).toEqual({ absolute: path.join(sandbox.root, 'src/new/file.ts'), relative: 'src/new/file.ts' })
-    expect(await workspace.resolve('.')).toEqual({ absolute: sandbox.root, relative: '.' })
+    expect(await workspace.resolve('src/new/file.ts')).toEqual({ root: sandbox.root, absolute: path.join(sandbox.root, 'src/new/file.ts'), relative: 'src/new/file.ts' })
+    expect(await workspace.resolve('.')).toEqual({ root: sandbox.root, absolute: sandbox.root, relative: '.' })
     expect((await workspace.resolve('src/../src/a.ts')).relative).toBe('src/a.ts')
   })
 
@@ -58,7 +58,7 @@ describe('createWorkspace', () => {
   it('follows symlinks that stay inside the root to their real path', async () => {
     await writeFile(path.join(sandbox.root, 'src/real.ts'), 'x')
     await symlink(path.join(sandbox.root, 'src'), path.join(sandbox.root, 'alias'))
-    expect(await workspace.resolve('alias/real.ts')).toEqual({ absolute: path.join(sandbox.root, 'src/real.ts'), relative: 'src/real.ts' })
+    expect(await workspace.resolve('alias/real.ts')).toEqual({ root: sandbox.root, absolute: path.join(sandbox.root, 'src/real.ts'), relative: 'src/real.ts' })
   })
 
   it('accepts a root given through a symlink', async () => {

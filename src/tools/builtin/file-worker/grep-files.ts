@@ -1,10 +1,10 @@
 import { constants } from 'node:fs'
-import { lstat } from 'node:fs/promises'
-import path from 'node:path'
+import type { FileHandle } from 'node:fs/promises'
+import { openFolderBeneath } from './beneath.ts'
 import { compileGlob } from './compile-glob.ts'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'
 import { GREP_MAX_FILE_BYTES, GREP_MAX_MATCHES, GREP_MAX_OUTPUT_BYTES } from './limits.ts'
-import { openRegular } from './open-regular.ts'
+import { openRegular, openRegularAt } from './open-regular.ts'
 import { resolveInside } from './resolve-path.ts'
 import type { ResolvedPath } from './resolve-path.ts'
 import { joinRelative, walkBudget, walkFiles } from './walk-files.ts'
@@ -46,12 +46,29 @@ function compileRegex(pattern: string): RegExp {
   }
 }
 
-async function* listTargets(base: ResolvedPath, glob: string | undefined, budget: WalkBudget): AsyncGenerator<ResolvedPath> {
-  const stats = await lstat(base.absolute).catch((error: unknown) => { throw failureOf(error, base.relative) })
-  if (!stats.isDirectory()) { yield base; return }
+/** A file to search: its workspace-relative path, and how to open it (while the walk that found it waits). */
+interface Target {
+  readonly relative: string
+  open(): Promise<FileHandle>
+}
+
+async function* listTargets(base: ResolvedPath, glob: string | undefined, budget: WalkBudget): AsyncGenerator<Target> {
+  const folder = await openFolderBeneath(base.root, base.relative).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined
+    throw failureOf(error, base.relative)
+  })
+  if (folder === undefined) {
+    // Not a folder: the file itself (anything but a regular file is skipped when it is opened).
+    yield { relative: base.relative, open: () => openRegular(base, constants.O_RDONLY) }
+    return
+  }
   const matches = glob === undefined ? () => true : globFilter(glob)
-  for await (const relative of walkFiles(base.absolute, budget)) {
-    if (matches(relative)) yield { relative: joinRelative(base.relative, relative), absolute: path.join(base.absolute, relative) }
+  try {
+    for await (const file of walkFiles(folder, budget)) {
+      if (matches(file.relative)) yield { relative: joinRelative(base.relative, file.relative), open: () => openRegularAt(file.at, file.relative, constants.O_RDONLY) }
+    }
+  } finally {
+    await folder.close()
   }
 }
 
@@ -61,7 +78,7 @@ function globFilter(glob: string): (relative: string) => boolean {
   return glob.includes('/') ? relative => matcher.test(relative) : relative => matcher.test(relative.slice(relative.lastIndexOf('/') + 1))
 }
 
-async function matchingLines(target: ResolvedPath, regex: RegExp): Promise<string[]> {
+async function matchingLines(target: Target, regex: RegExp): Promise<string[]> {
   const content = await readSearchable(target)
   if (content === null) return []
   const matches: string[] = []
@@ -70,8 +87,8 @@ async function matchingLines(target: ResolvedPath, regex: RegExp): Promise<strin
 }
 
 /** The file's text, or null when it is not a regular file, too large, binary or unreadable. */
-async function readSearchable(target: ResolvedPath): Promise<string | null> {
-  const handle = await openRegular(target, constants.O_RDONLY).catch(() => null)
+async function readSearchable(target: Target): Promise<string | null> {
+  const handle = await target.open().catch(() => null)
   if (handle === null) return null
   try {
     if ((await handle.stat()).size > GREP_MAX_FILE_BYTES) return null

@@ -1,5 +1,6 @@
-import { lstat, opendir } from 'node:fs/promises'
+import { opendir } from 'node:fs/promises'
 import type { Dirent } from 'node:fs'
+import { openFolderBeneath } from './beneath.ts'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'
 import { LIST_FILES_MAX_ENTRIES, LIST_FILES_MAX_READ } from './limits.ts'
 import { resolveInside } from './resolve-path.ts'
@@ -7,14 +8,19 @@ import { resolveInside } from './resolve-path.ts'
 /** `list_files`: the sorted entries of one folder, folders ending with `/` and symbolic links with `@`. */
 export async function listFiles(root: string, userPath: string): Promise<string> {
   const directory = await resolveInside(root, userPath)
-  const stats = await lstat(directory.absolute).catch((error: unknown) => { throw failureOf(error, directory.relative) })
-  if (!stats.isDirectory()) throw new FileToolFailure('not_a_directory', `Not a directory: ${directory.relative}`)
+  const held = await openFolderBeneath(directory.root, directory.relative).catch((error: unknown) => {
+    throw (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? new FileToolFailure('not_a_directory', `Not a directory: ${directory.relative}`) : failureOf(error, directory.relative)
+  })
   const names: string[] = []
   let more = false
-  const folder = await opendir(directory.absolute).catch((error: unknown) => { throw failureOf(error, directory.relative) })
-  for await (const entry of folder) {
-    if (names.length === LIST_FILES_MAX_READ) { more = true; break }
-    names.push(formatEntry(entry))
+  try {
+    const folder = await opendir(held.at('.')).catch((error: unknown) => { throw failureOf(error, directory.relative) })
+    for await (const entry of folder) {
+      if (names.length === LIST_FILES_MAX_READ) { more = true; break }
+      names.push(formatEntry(entry))
+    }
+  } finally {
+    await held.close()
   }
   if (names.length === 0) return `(${directory.relative} is empty)`
   names.sort()

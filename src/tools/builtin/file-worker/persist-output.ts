@@ -1,5 +1,6 @@
-import { lstat, mkdir, realpath } from 'node:fs/promises'
+import { realpath } from 'node:fs/promises'
 import path from 'node:path'
+import { openFolderBeneath } from './beneath.ts'
 import { FileToolFailure } from './file-tool-failure.ts'
 import { assertRoomFor } from './quota.ts'
 import { writeWhole } from './write-file.ts'
@@ -15,15 +16,17 @@ export async function persistOutput(root: string, folder: string, name: string, 
   if (!SAFE_NAME.test(folder) || !SAFE_NAME.test(name) || folder.startsWith('.') || name.startsWith('.')) throw new FileToolFailure('invalid_input', 'Invalid name for a persisted output')
   const realRoot = await realpath(root)
   await assertRoomFor(realRoot, quotaBytes, Buffer.byteLength(content))
-  const directory = path.join(realRoot, folder)
-  await ensureRealFolder(directory, folder)
+  await ensureRealFolder(realRoot, folder)
   const relative = `${folder}/${name}`
-  await writeWhole({ absolute: path.join(directory, name), relative }, content)
+  await writeWhole({ root: realRoot, absolute: path.join(realRoot, relative), relative }, content)
   return relative
 }
 
-async function ensureRealFolder(directory: string, folder: string): Promise<void> {
-  await mkdir(directory, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'EEXIST') throw error })
-  const stats = await lstat(directory)
-  if (!stats.isDirectory()) throw new FileToolFailure('not_a_directory', `${folder} in the workspace is not a folder (a link or a file is in its place); the output cannot be kept there`)
+/** Makes `folder` in the workspace when missing; refuses a link or a file in its place (opened without following). */
+async function ensureRealFolder(root: string, folder: string): Promise<void> {
+  const held = await openFolderBeneath(root, folder, true).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ELOOP' || error.code === 'ENOTDIR') throw new FileToolFailure('not_a_directory', `${folder} in the workspace is not a folder (a link or a file is in its place); the output cannot be kept there`)
+    throw error
+  })
+  await held.close()
 }

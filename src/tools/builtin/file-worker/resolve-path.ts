@@ -2,8 +2,13 @@ import { lstat, readlink, realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { FileToolFailure } from './file-tool-failure.ts'
 
-/** A path inside the workspace: its real absolute path, and the same path relative to the root (posix, `.` for the root). */
+/**
+ * A path inside the workspace: the workspace's real root, the path's real absolute path (for checks; opens go through
+ * `openFolderBeneath` in `beneath.ts`, from `root` along `relative`), and the same path relative to the root (posix, `.` for the
+ * root).
+ */
 export interface ResolvedPath {
+  readonly root: string
   readonly absolute: string
   readonly relative: string
 }
@@ -23,7 +28,7 @@ export async function resolveInside(root: string, userPath: string): Promise<Res
   if (!isInside(root, lexical) && !isInside(realRoot, lexical)) throw outside(userPath, 'it is outside the workspace root')
   const real = await realPathAllowingMissing(lexical, 0, userPath)
   if (!isInside(realRoot, real)) throw outside(userPath, 'it leads through a symbolic link to a place outside the workspace root')
-  return { absolute: real, relative: toPosix(path.relative(realRoot, real)) || '.' }
+  return { root: realRoot, absolute: real, relative: toPosix(path.relative(realRoot, real)) || '.' }
 }
 
 /** True when `candidate` is `parent` or lies below it (both absolute and normalized). */

@@ -1,5 +1,6 @@
 import { opendir } from 'node:fs/promises'
-import path from 'node:path'
+import { openChildFolder } from './beneath.ts'
+import type { HeldFolder } from './beneath.ts'
 import { WALK_MAX_DEPTH, WALK_MAX_ENTRIES } from './limits.ts'
 
 /** Directory names the recursive tools (`glob`, `grep`) never descend into. */
@@ -16,17 +17,33 @@ export function walkBudget(): WalkBudget {
   return { entries: 0, truncated: false }
 }
 
+/** A regular file a walk found: its path relative to the walk's folder, and the path that opens it (valid until the walk moves on). */
+export interface WalkedFile {
+  readonly relative: string
+  readonly at: string
+}
+
 /**
- * Yields the regular files under `directory` as `/`-separated paths relative to it, in sorted order. Symbolic links,
- * FIFOs, sockets and devices are neither followed nor yielded (so a walk never leaves the directory and never opens
- * something that blocks), unreadable directories are skipped, and `budget` bounds the whole walk.
+ * Yields the regular files under the held `folder` as `/`-separated paths relative to it, in sorted order, each with
+ * the path that reaches it through its own folder's descriptor. Symbolic links, FIFOs, sockets and devices are
+ * neither followed nor yielded, every folder is opened with O_NOFOLLOW through its parent's descriptor (a folder
+ * swapped for a link mid-walk is skipped, so a walk never leaves `folder`), unreadable folders are skipped, and
+ * `budget` bounds the whole walk.
  */
-export async function* walkFiles(directory: string, budget: WalkBudget, prefix = '', depth = 0): AsyncGenerator<string> {
-  const entries = await readEntries(directory, budget)
+export async function* walkFiles(folder: HeldFolder, budget: WalkBudget, prefix = '', depth = 0): AsyncGenerator<WalkedFile> {
+  const entries = await readEntries(folder.at('.'), budget)
   for (const entry of entries) {
     const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`
-    if (entry.isFile()) yield relative
-    else if (entry.isDirectory() && !IGNORED_DIRECTORIES.has(entry.name) && depth < WALK_MAX_DEPTH) yield* walkFiles(path.join(directory, entry.name), budget, relative, depth + 1)
+    if (entry.isFile()) yield { relative, at: folder.at(entry.name) }
+    else if (entry.isDirectory() && !IGNORED_DIRECTORIES.has(entry.name) && depth < WALK_MAX_DEPTH) {
+      const child = await openChildFolder(folder, entry.name).catch(() => undefined)
+      if (child === undefined) continue
+      try {
+        yield* walkFiles(child, budget, relative, depth + 1)
+      } finally {
+        await child.close()
+      }
+    }
   }
 }
 

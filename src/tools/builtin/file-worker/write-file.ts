@@ -1,5 +1,3 @@
-import { mkdir } from 'node:fs/promises'
-import path from 'node:path'
 import { failureOf } from './file-tool-failure.ts'
 import { openForWrite } from './open-regular.ts'
 import { assertRoomFor } from './quota.ts'
@@ -10,14 +8,16 @@ import type { ResolvedPath } from './resolve-path.ts'
 export async function writeFile(root: string, userPath: string, content: string, quotaBytes?: number): Promise<string> {
   const file = await resolveInside(root, userPath)
   await assertRoomFor(root, quotaBytes, Buffer.byteLength(content))
-  await mkdir(path.dirname(file.absolute), { recursive: true, mode: 0o700 }).catch((error: unknown) => { throw failureOf(error, file.relative) })
-  const bytes = await writeWhole(file, content)
+  const bytes = await writeWhole(file, content, true)
   return `Wrote ${bytes} bytes to ${file.relative}.`
 }
 
-/** Writes `content` as the whole of `file` (a regular file, created 0600 when missing) and returns its size in bytes. */
-export async function writeWhole(file: ResolvedPath, content: string): Promise<number> {
-  const handle = await openForWrite(file)
+/**
+ * Writes `content` as the whole of `file` (a regular file, created 0600 when missing, with its missing folders when
+ * `createFolders` is set) and returns its size in bytes.
+ */
+export async function writeWhole(file: ResolvedPath, content: string, createFolders = false): Promise<number> {
+  const handle = await openForWrite(file, createFolders)
   try {
     const bytes = Buffer.from(content, 'utf8')
     await handle.writeFile(bytes).catch((error: unknown) => { throw failureOf(error, file.relative) })
