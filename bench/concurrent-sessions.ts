@@ -101,7 +101,7 @@ function addFigures(report: Report, options: BenchOptions, burst: Batch, paced: 
   report.notes.push(`§5 Through the gateway (POST /v1/sessions/{id}/prompts?wait=true): burst ${burst.completed}/${burst.sessions} completed in ${(burst.wallMs / 1000).toFixed(1)} s, per turn p50 ${burstTurns.median.toFixed(0)} / p95 ${burstTurns.p95.toFixed(0)} / p99 ${burstTurns.p99.toFixed(0)} ms; at 200 sessions/min ${paced.completed}/${paced.sessions} completed, per turn p50 ${pacedTurns.median.toFixed(0)} / p95 ${pacedTurns.p95.toFixed(0)} / p99 ${pacedTurns.p99.toFixed(0)} ms (turn times have 1 ms resolution)${failures.length > 0 ? `; failures: ${failures.join(', ')}` : ''}. Peak RSS (VmHWM of the supervised pid and its children; with a tsx launcher the larger is the services process): ${describePeaks(memory)}.`)
 }
 
-/** The peak RSS of each process but the file-tool workers, which are summed up: a burst starts one per session of a new tenant's calls in flight, at most 16 per tenant. */
+/** The peak RSS of each process but the file-tool workers, which are summed up: a burst starts one per file call in flight, at most 16 per tenant. */
 function describePeaks(memory: ReadonlyArray<{ command: string; pid: number; peakMiB: number }>): string {
   const workers = memory.filter(entry => entry.command.includes('zidane-file-worker'))
   const others = memory.filter(entry => !workers.includes(entry)).map(entry => `${entry.command.split('/').slice(-2).join('/')} (pid ${entry.pid}) ${entry.peakMiB.toFixed(0)} MiB`)
