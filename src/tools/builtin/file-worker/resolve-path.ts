@@ -1,5 +1,7 @@
 import { lstat, readlink, realpath } from 'node:fs/promises'
 import path from 'node:path'
+import { openChildFolder, openFolderBeneath } from './beneath.ts'
+import type { HeldFolder } from './beneath.ts'
 import { FileToolFailure } from './file-tool-failure.ts'
 
 /**
@@ -18,17 +20,20 @@ const MAX_SYMLINK_HOPS = 40
 /**
  * Resolves `userPath` (relative to `root`, or absolute inside it) to its real location and refuses it when that lies
  * outside the root: `..`, absolute paths elsewhere, and symbolic links out (also dangling ones and those above a path
- * that does not exist yet, which a write would follow). Messages name the path as the model wrote it, never the
- * target of a link: a link to `/proc/self/fd/N` must not become an oracle for what the host holds.
+ * that does not exist yet, which a write would follow). Links are followed by the worker itself, one name at a time
+ * through folders held open from the root, never by the kernel: a link leaving the root is refused before anything
+ * beyond it is looked up, so a sibling workspace the worker can reach (one worker serves a tenant's sessions) is never
+ * walked, and how a link through it answers tells nothing of what it holds. Messages name the path as the model wrote
+ * it, never the target of a link: a link to `/proc/self/fd/N` must not become an oracle for what the host holds.
  */
 export async function resolveInside(root: string, userPath: string): Promise<ResolvedPath> {
   if (userPath.includes('\0')) throw new FileToolFailure('invalid_input', 'The path contains a NUL character')
   const realRoot = await realpath(root).catch(() => { throw new FileToolFailure('workspace_unavailable', 'The workspace is not accessible') })
   const lexical = path.resolve(root, userPath)
-  if (!isInside(root, lexical) && !isInside(realRoot, lexical)) throw outside(userPath, 'it is outside the workspace root')
-  const real = await realPathAllowingMissing(lexical, 0, userPath)
-  if (!isInside(realRoot, real)) throw outside(userPath, 'it leads through a symbolic link to a place outside the workspace root')
-  return { root: realRoot, absolute: real, relative: toPosix(path.relative(realRoot, real)) || '.' }
+  const base = isInside(root, lexical) ? root : isInside(realRoot, lexical) ? realRoot : undefined
+  if (base === undefined) throw outside(userPath, 'it is outside the workspace root')
+  const names = await resolveNames(realRoot, namesOf(path.relative(base, lexical)), userPath)
+  return { root: realRoot, absolute: path.join(realRoot, ...names), relative: names.join('/') || '.' }
 }
 
 /** True when `candidate` is `parent` or lies below it (both absolute and normalized). */
@@ -37,33 +42,78 @@ export function isInside(parent: string, candidate: string): boolean {
   return relative === '' || (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative))
 }
 
-/** The real path of `target`; for a missing path, the real path of its nearest existing parent joined with the rest. */
-async function realPathAllowingMissing(target: string, hops: number, userPath: string): Promise<string> {
-  if (hops > MAX_SYMLINK_HOPS) throw new FileToolFailure('path_symlink_loop', `Too many symbolic links while resolving ${userPath}`)
-  try {
-    return await realpath(target)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ELOOP') throw new FileToolFailure('path_symlink_loop', `Too many symbolic links while resolving ${userPath}`)
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new FileToolFailure('path_unresolvable', `Cannot resolve ${userPath}${code === undefined ? '' : ` (${code})`}`)
-  }
-  const danglingLink = await readLinkIfSymlink(target)
-  // A dangling link would be followed by a later write, so its target is what must be checked.
-  if (danglingLink !== null) return realPathAllowingMissing(path.resolve(path.dirname(target), danglingLink), hops + 1, userPath)
-  const parent = path.dirname(target)
-  if (parent === target) return target
-  return path.join(await realPathAllowingMissing(parent, hops, userPath), path.basename(target))
+/**
+ * A resolution under way: the folders held open from the root down to the last real folder of `names` (the names
+ * resolved so far; those past a missing name or a file are kept as written, what a write would create), the names
+ * left to resolve, and the links followed.
+ */
+interface Resolution {
+  readonly held: HeldFolder[]
+  readonly names: string[]
+  pending: string[]
+  hops: number
 }
 
-async function readLinkIfSymlink(target: string): Promise<string | null> {
-  const stats = await lstat(target).catch(() => null)
-  return stats?.isSymbolicLink() === true ? readlink(target) : null
+/** The real names below `realRoot` that `pending` leads to, links followed as the kernel would but never out of the root. */
+async function resolveNames(realRoot: string, pending: string[], userPath: string): Promise<string[]> {
+  if (pending.length === 0) return []
+  const rootFolder = await openFolderBeneath(realRoot, '.').catch(() => { throw new FileToolFailure('workspace_unavailable', 'The workspace is not accessible') })
+  const resolution: Resolution = { held: [rootFolder], names: [], pending, hops: 0 }
+  try {
+    for (let name = resolution.pending.shift(); name !== undefined; name = resolution.pending.shift()) await step(resolution, realRoot, name, userPath)
+    return resolution.names
+  } finally {
+    await Promise.all(resolution.held.map(folder => folder.close()))
+  }
+}
+
+/** Resolves one name of the path: `..` goes up the held folders, a link is replaced by its target, a folder is opened. */
+async function step(resolution: Resolution, realRoot: string, name: string, userPath: string): Promise<void> {
+  if (name === '' || name === '.') return
+  if (name === '..') return up(resolution, userPath)
+  const folder = resolution.held[resolution.names.length]
+  // Past a missing name or a file: the rest is kept as written (an open fails there, or a write creates it).
+  if (folder === undefined) return void resolution.names.push(name)
+  const at = folder.at(name)
+  const stats = await lstat(at).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined
+    throw unresolvable(userPath, error.code)
+  })
+  if (stats?.isSymbolicLink() === true) return follow(resolution, realRoot, await readlink(at).catch((error: NodeJS.ErrnoException) => { throw unresolvable(userPath, error.code) }), userPath)
+  if (stats?.isDirectory() === true) resolution.held.push(await openChildFolder(folder, name).catch((error: NodeJS.ErrnoException) => { throw unresolvable(userPath, error.code) }))
+  resolution.names.push(name)
+}
+
+/** `..`: the parent of the last name, never above the root (only a link's target can ask for that: it is refused). */
+async function up(resolution: Resolution, userPath: string): Promise<void> {
+  if (resolution.names.length === 0) throw outside(userPath, 'it leads through a symbolic link to a place outside the workspace root')
+  // The last name is a folder held open when the held folders (the root first) outnumber the names.
+  if (resolution.held.length > resolution.names.length) await resolution.held.pop()?.close()
+  resolution.names.pop()
+}
+
+/** Replaces the link just met by its target's names: from the root for an absolute target inside it; refused elsewhere. */
+async function follow(resolution: Resolution, realRoot: string, target: string, userPath: string): Promise<void> {
+  resolution.hops += 1
+  if (resolution.hops > MAX_SYMLINK_HOPS) throw new FileToolFailure('path_symlink_loop', `Too many symbolic links while resolving ${userPath}`)
+  if (!path.isAbsolute(target)) return void (resolution.pending = [...target.split('/'), ...resolution.pending])
+  // Compared as written, before any `..` in it is resolved (the walk resolves those, through the real folders).
+  if (target !== realRoot && !target.startsWith(`${realRoot}/`)) throw outside(userPath, 'it leads through a symbolic link to a place outside the workspace root')
+  while (resolution.held.length > 1) await resolution.held.pop()?.close()
+  resolution.names.length = 0
+  resolution.pending = [...target.slice(realRoot.length).split('/'), ...resolution.pending]
+}
+
+/** The names of a relative path (`.` and empty ones left out). */
+function namesOf(relative: string): string[] {
+  return relative.split(path.sep).filter(name => name !== '' && name !== '.')
+}
+
+function unresolvable(userPath: string, code: string | undefined): FileToolFailure {
+  return new FileToolFailure('path_unresolvable', `Cannot resolve ${userPath}${code === undefined ? '' : ` (${code})`}`)
 }
 
 function outside(userPath: string, reason: string): FileToolFailure {
   return new FileToolFailure('path_outside_workspace', `Access denied: the path "${userPath}" is not allowed because ${reason}. Use a path inside the workspace.`)
 }
 
-function toPosix(relative: string): string {
-  return relative.split(path.sep).join('/')
-}

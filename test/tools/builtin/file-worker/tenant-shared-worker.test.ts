@@ -1,0 +1,175 @@
+import { spawn } from 'node:child_process'
+import { existsSync, readdirSync } from 'node:fs'
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { bubblewrapSandbox, isSandboxUsable } from '../../../../src/tools/builtin/command-sandbox'
+import type { CommandSandbox } from '../../../../src/tools/builtin/command-sandbox'
+import { createFileWorker } from '../../../../src/tools/builtin/file-worker-client'
+import type { FileOperation, FileWorker } from '../../../../src/tools/builtin/file-worker-client'
+import { createFileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
+import type { FileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
+import { ToolError } from '../../../../src/tools/tool'
+import { useSandbox } from '../tool-context'
+
+/**
+ * Attacks on a file worker shared by the sessions of one tenant (bound to `<root>/<tenant>`, as the services bind
+ * it): session `s1` controls everything in its workspace, and must never read, write, list or learn anything of its
+ * sibling `s2` or of the tenant's folder, nor wear the shared worker down.
+ */
+
+const SECRET = 'S2-SECRET'
+/** Symbolic links the kernel follows in one resolution before it answers ELOOP. */
+const KERNEL_MAX_HOPS = 40
+
+/** The text of a call, or `error:<code>` when it failed. */
+async function outcome(worker: FileWorker, operation: FileOperation): Promise<string> {
+  return worker(operation, new AbortController().signal).then(text => text, (error: unknown) => `error:${error instanceof ToolError ? error.code : String(error)}`)
+}
+
+/** Every file and folder below `folder` with its content, to compare before and after an attack. */
+async function snapshot(folder: string): Promise<Record<string, string>> {
+  const entries: Record<string, string> = {}
+  for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
+    const full = path.join(entry.parentPath, entry.name)
+    entries[path.relative(folder, full)] = entry.isFile() ? await readFile(full, 'utf8') : entry.isDirectory() ? '<dir>' : '<other>'
+  }
+  return entries
+}
+
+/** Renames `a` and `b` among a real folder and a link, as fast as it can, in `folder` (what the session's shell can do). */
+function flipper(folder: string, pairs: ReadonlyArray<readonly [string, string]>): ReturnType<typeof spawn> {
+  const program = `const fs=require('fs');process.chdir(process.argv[1]);const p=JSON.parse(process.argv[2]);for(;;){for(const [a,b] of p){try{fs.renameSync(a,b)}catch{}}}`
+  return spawn(process.execPath, ['-e', program, folder, JSON.stringify(pairs)], { stdio: 'ignore' })
+}
+
+const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
+const modes: Array<[string, CommandSandbox | undefined]> = [['without a sandbox', undefined]]
+if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
+
+describe.each(modes)('a file worker shared by a tenant\'s sessions, %s', (_mode, sandbox) => {
+  const folders = useSandbox()
+  let tenant: string
+  let s1: string
+  let s2: string
+  let pool: FileWorkerPool
+  let groups: Array<number | undefined>
+  let worker: FileWorker
+
+  beforeEach(async () => {
+    tenant = path.join(folders.root, 'acme')
+    s1 = path.join(tenant, 's1')
+    s2 = path.join(tenant, 's2')
+    await mkdir(s1, { recursive: true })
+    await mkdir(path.join(s2, 'private-dir'), { recursive: true })
+    await writeFile(path.join(s2, 'secret.txt'), `${SECRET}\n`)
+    await writeFile(path.join(tenant, 'tenant.txt'), `${SECRET}\n`)
+    await writeFile(path.join(s1, 'f.txt'), 'mine\n')
+    groups = []
+    pool = createFileWorkerPool({ onWorkerStart: group => groups.push(group) })
+    worker = createFileWorker(s1, { tenant: 'acme', confineTo: tenant, pool, timeoutMs: 5_000, ...(sandbox ? { sandbox } : {}) })
+  })
+
+  afterEach(() => pool.close())
+
+  it('answers a link through a sibling\'s folder the same whether that folder exists or not (no existence oracle)', async () => {
+    // A chain of 40 links to f.txt, what the kernel follows at most: one more link in front is one too many.
+    await symlink('f.txt', path.join(s1, `c${KERNEL_MAX_HOPS}`))
+    for (let index = KERNEL_MAX_HOPS - 1; index >= 1; index -= 1) await symlink(`c${index + 1}`, path.join(s1, `c${index}`))
+    // Through `../s2/<name>/..` back into s1: were the kernel to walk s2, the hops would differ with <name>'s existence.
+    await symlink('../s2/private-dir/../../s1/c1', path.join(s1, 'probe-present'))
+    await symlink('../s2/no-such-dir/../../s1/c1', path.join(s1, 'probe-absent'))
+    await symlink('../s3/../s1/c1', path.join(s1, 'probe-session'))
+    const answers = await Promise.all(['probe-present', 'probe-absent', 'probe-session'].map(probe => outcome(worker, { op: 'read', path: probe, offset: 1, limit: 5 })))
+    expect(answers).toEqual(['error:path_outside_workspace', 'error:path_outside_workspace', 'error:path_outside_workspace'])
+  }, 15_000)
+
+  it('refuses /proc/self paths and links to them, which would name the worker\'s own folders', async () => {
+    await symlink('/proc/self/cwd/s2/secret.txt', path.join(s1, 'via-cwd'))
+    await symlink('/proc/self/root/proc/self/cwd/tenant.txt', path.join(s1, 'via-root'))
+    const probes: FileOperation[] = [
+      { op: 'read', path: '/proc/self/fd/3/../s2/secret.txt', offset: 1, limit: 5 },
+      { op: 'read', path: '/proc/self/cwd/s2/secret.txt', offset: 1, limit: 5 },
+      { op: 'read', path: 'via-cwd', offset: 1, limit: 5 },
+      { op: 'read', path: 'via-root', offset: 1, limit: 5 },
+      { op: 'list', path: '/proc/self/cwd' },
+      { op: 'list', path: '..' },
+      { op: 'grep', path: '..', pattern: SECRET },
+      { op: 'glob', path: '../s2', pattern: '*' },
+      { op: 'write', path: '../s2/new.txt', content: 'x' },
+      { op: 'write', path: 'via-cwd', content: 'x' },
+    ]
+    for (const probe of probes) expect(await outcome(worker, probe)).toMatch(/^error:path_outside_workspace$/)
+    expect(await readFile(path.join(s2, 'secret.txt'), 'utf8')).toBe(`${SECRET}\n`)
+    expect(existsSync(path.join(s2, 'new.txt'))).toBe(false)
+  }, 15_000)
+
+  it('keeps its descriptors across hundreds of failing calls (no folder left open on an error path)', async () => {
+    await mkdir(path.join(s1, 'a', 'b'), { recursive: true })
+    await symlink('../s2', path.join(s1, 'a', 'link'))
+    await writeFile(path.join(s1, 'a', 'file'), 'x')
+    expect(await outcome(worker, { op: 'list', path: '.' })).toContain('f.txt')
+    const group = groups[0]
+    if (sandbox !== undefined || group === undefined) return // inside bwrap the worker is a grandchild in another pid namespace
+    const before = readdirSync(`/proc/${group}/fd`).length
+    const failing: FileOperation[] = [
+      { op: 'read', path: 'a/link/secret.txt', offset: 1, limit: 5 },
+      { op: 'read', path: 'a/file/x', offset: 1, limit: 5 },
+      { op: 'read', path: 'a/b/missing', offset: 1, limit: 5 },
+      { op: 'read', path: 'a/b', offset: 1, limit: 5 },
+      { op: 'write', path: 'a/file/deeper/x.txt', content: 'x' },
+      { op: 'write', path: 'a/b', content: 'x' },
+      { op: 'edit', path: 'a/b/missing', oldText: 'a', newText: 'b', replaceAll: false },
+      { op: 'edit', path: 'f.txt', oldText: 'absent', newText: 'b', replaceAll: false },
+      { op: 'list', path: 'a/file' },
+      { op: 'list', path: 'a/link' },
+      { op: 'glob', path: 'a/file', pattern: '*' },
+      { op: 'grep', path: 'a/b/missing', pattern: 'x' },
+      { op: 'grep', path: '.', pattern: '(' },
+    ]
+    for (let round = 0; round < 30; round += 1) for (const operation of failing) expect(await outcome(worker, operation)).toMatch(/^error:/)
+    expect(readdirSync(`/proc/${group}/fd`).length).toBe(before)
+    expect(groups).toHaveLength(1) // the same worker answered them all
+  }, 15_000)
+
+  it('never writes, edits, persists or creates folders in a sibling session while its folders are swapped for links', async () => {
+    await mkdir(path.join(s1, 'd', 'sub'), { recursive: true })
+    await mkdir(path.join(s1, 'tool-results'))
+    await writeFile(path.join(s1, 'd', 'sub', 'e.txt'), 'edit me\n')
+    await writeFile(path.join(s2, 'e.txt'), 'edit me\n')
+    await mkdir(path.join(s2, 'sub'))
+    await writeFile(path.join(s2, 'sub', 'e.txt'), 'edit me\n')
+    await symlink('../s2', path.join(s1, 'sym'))
+    await symlink('../s2', path.join(s1, 'tr-sym'))
+    const s2Before = await snapshot(s2)
+    const tenantBefore = (await readdir(tenant)).sort()
+    const operations: FileOperation[] = [
+      { op: 'write', path: 'd/new/deep/w.txt', content: 'from s1' },
+      { op: 'write', path: 'd/sub/w.txt', content: 'from s1' },
+      { op: 'edit', path: 'd/sub/e.txt', oldText: 'edit me', newText: 'edited by s1', replaceAll: false },
+      { op: 'persist', folder: 'tool-results', name: 'call.txt', content: 'persisted by s1' },
+      { op: 'read', path: 'd/secret.txt', offset: 1, limit: 5 },
+      { op: 'grep', path: '.', pattern: SECRET },
+      { op: 'glob', path: 'd', pattern: '**' },
+      { op: 'list', path: 'd' },
+    ]
+    const flip = flipper(s1, [['d', 'real'], ['sym', 'd'], ['d', 'sym'], ['real', 'd'], ['tool-results', 'tr-real'], ['tr-sym', 'tool-results'], ['tool-results', 'tr-sym'], ['tr-real', 'tool-results']])
+    const leaks: string[] = []
+    let calls = 0
+    const deadline = Date.now() + 3_000
+    try {
+      while (Date.now() < deadline) {
+        const operation = operations[calls % operations.length] as FileOperation
+        calls += 1
+        const text = await outcome(worker, operation)
+        if (text.includes(SECRET) || text.includes('private-dir')) leaks.push(`${operation.op}: ${text}`)
+      }
+    } finally {
+      flip.kill('SIGKILL')
+    }
+    expect(leaks).toEqual([])
+    expect(await snapshot(s2)).toEqual(s2Before)
+    expect((await readdir(tenant)).sort()).toEqual(tenantBefore)
+    expect(calls).toBeGreaterThan(50) // the race ran
+  }, 20_000)
+})
