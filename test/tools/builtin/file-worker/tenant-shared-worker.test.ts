@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { constants, existsSync, readdirSync } from 'node:fs'
+import { mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { bubblewrapSandbox, isSandboxUsable } from '../../../../src/tools/builtin/command-sandbox'
@@ -8,6 +8,10 @@ import type { CommandSandbox } from '../../../../src/tools/builtin/command-sandb
 import { createFileWorker } from '../../../../src/tools/builtin/file-worker-client'
 import type { FileOperation, FileWorker } from '../../../../src/tools/builtin/file-worker-client'
 import { createFileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
+import { openFolderBeneath } from '../../../../src/tools/builtin/file-worker/beneath'
+import { openForWrite, openRegular } from '../../../../src/tools/builtin/file-worker/open-regular'
+import { resolveInside } from '../../../../src/tools/builtin/file-worker/resolve-path'
+import { walkBudget, walkFiles } from '../../../../src/tools/builtin/file-worker/walk-files'
 import type { FileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
 import { ToolError } from '../../../../src/tools/tool'
 import { useSandbox } from '../tool-context'
@@ -172,4 +176,64 @@ describe.each(modes)('a file worker shared by a tenant\'s sessions, %s', (_mode,
     expect((await readdir(tenant)).sort()).toEqual(tenantBefore)
     expect(calls).toBeGreaterThan(50) // the race ran
   }, 20_000)
+})
+
+describe('a worker\'s opens after its session swaps a resolved folder for a link to a sibling session', () => {
+  const folders = useSandbox()
+  let tenant: string
+  let s1: string
+  let s2: string
+
+  beforeEach(async () => {
+    tenant = path.join(folders.root, 'acme')
+    s1 = path.join(tenant, 's1')
+    s2 = path.join(tenant, 's2')
+    await mkdir(path.join(s1, 'd', 'e'), { recursive: true })
+    await mkdir(path.join(s2, 'e'), { recursive: true })
+    await writeFile(path.join(s1, 'd', 'e', 'f.txt'), 'mine\n')
+    await writeFile(path.join(s2, 'e', 'f.txt'), `${SECRET}\n`)
+    await writeFile(path.join(s2, 'f.txt'), `${SECRET}\n`)
+  })
+
+  /** Puts a link to `s2` where the folder `relative` of s1 was (the folder moved aside), as the session's shell can between two calls. */
+  const swap = async (relative: string): Promise<void> => {
+    await rename(path.join(s1, relative), path.join(s1, 'aside'))
+    await symlink(path.relative(path.dirname(path.join(s1, relative)), s2), path.join(s1, relative))
+  }
+
+  it('fails a read, an edit and a listing instead of following the link', async () => {
+    const file = await resolveInside(s1, 'd/e/f.txt')
+    const folder = await resolveInside(s1, 'd/e')
+    await swap('d')
+    await expect(openRegular(file, constants.O_RDONLY)).rejects.toMatchObject({ code: 'not_a_directory' })
+    await expect(openRegular(file, constants.O_RDWR)).rejects.toMatchObject({ code: 'not_a_directory' })
+    await expect(openFolderBeneath(folder.root, folder.relative)).rejects.toMatchObject({ code: 'ENOTDIR' })
+    expect(await readFile(path.join(s2, 'e', 'f.txt'), 'utf8')).toBe(`${SECRET}\n`)
+  })
+
+  it('creates no file nor folder in the sibling when a write\'s folder, or one it creates below, is swapped', async () => {
+    const deep = await resolveInside(s1, 'd/e/new/w.txt')
+    const shallow = await resolveInside(s1, 'd/e/w.txt')
+    const before = await snapshot(s2)
+    await swap('d/e')
+    await expect(openForWrite(deep, true)).rejects.toMatchObject({ code: 'not_a_directory' })
+    await expect(openForWrite(shallow, true)).rejects.toMatchObject({ code: 'not_a_directory' })
+    expect(await snapshot(s2)).toEqual(before)
+  })
+
+  it('never descends into a folder swapped for a link while a walk is under way', async () => {
+    await writeFile(path.join(s1, 'a.txt'), 'first\n')
+    const root = await openFolderBeneath(s1, '.')
+    const seen: string[] = []
+    try {
+      for await (const file of walkFiles(root, walkBudget())) {
+        seen.push(file.relative)
+        // The walk has listed s1 and holds it: `d` goes before the walk descends into it.
+        if (file.relative === 'a.txt') await swap('d')
+      }
+    } finally {
+      await root.close()
+    }
+    expect(seen).toEqual(['a.txt'])
+  })
 })
