@@ -1,4 +1,4 @@
-import { constants, existsSync } from 'node:fs'
+import { closeSync, constants, existsSync, openSync } from 'node:fs'
 import { mkdir, open } from 'node:fs/promises'
 import type { FileHandle } from 'node:fs/promises'
 
@@ -6,11 +6,12 @@ import type { FileHandle } from 'node:fs/promises'
 const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
 
 /**
- * Whether names can be reached through an open folder's descriptor (`/proc/self/fd/N/name`, Linux). Elsewhere (a
- * library user on macOS) a name is reached by its path, and a folder swapped for a link between two calls is
- * followed: the guarantee below holds on Linux only, where the services run.
+ * Whether names are reached through an open folder's descriptor (`/proc/self/fd/N/name`): always on Linux, where the
+ * services run (without /proc every open then fails, none follows a link); elsewhere when the system has
+ * `/proc/self/fd`. Elsewhere (a library user on macOS) a name is reached by its path, and a folder swapped for a link
+ * between two calls is followed: the guarantee below holds on Linux only.
  */
-const BY_DESCRIPTOR = existsSync('/proc/self/fd')
+const BY_DESCRIPTOR = process.platform === 'linux' || existsSync('/proc/self/fd')
 
 /**
  * A folder of the workspace held open. Names inside it are reached through its descriptor (`at`), so whatever is
@@ -64,15 +65,39 @@ export function splitLast(relative: string): { folder: string; name: string } {
   return slash < 0 ? { folder: '.', name: relative } : { folder: relative.slice(0, slash), name: relative.slice(slash + 1) }
 }
 
+/**
+ * A folder held open by its descriptor for synchronous use, as {@link HeldFolder}: the file worker serves one call at
+ * a time, so resolving a path name by name this way spares a round trip through the thread pool per name.
+ */
+export interface HeldFolderSync {
+  /** The path that reaches `name` inside this folder and nowhere else (`.` for the folder itself). */
+  at(name: string): string
+  close(): void
+}
+
+/** The folder `root` held open (a path the services chose, followed as it is), synchronously. */
+export function openRootSync(root: string): HeldFolderSync {
+  const fd = openSync(root, constants.O_RDONLY | constants.O_DIRECTORY)
+  return { at: namesBelow(BY_DESCRIPTOR ? `/proc/self/fd/${fd}` : root), close: () => closeSync(fd) }
+}
+
+/** The folder `name` inside the held `folder`, opened with O_NOFOLLOW through its descriptor, synchronously. */
+export function openChildFolderSync(folder: HeldFolderSync, name: string): HeldFolderSync {
+  const at = folder.at(name)
+  const fd = openSync(at, FOLDER_FLAGS)
+  return { at: namesBelow(BY_DESCRIPTOR ? `/proc/self/fd/${fd}` : at), close: () => closeSync(fd) }
+}
+
 function held(handle: FileHandle, where: string): HeldFolder {
-  const base = BY_DESCRIPTOR ? `/proc/self/fd/${handle.fd}` : where
-  return {
-    at: name => {
-      if (name === '.') return base
-      // Names come from a resolved path or a folder listing: never `..` nor a path, checked all the same.
-      if (name === '..' || name.includes('/') || name === '') throw Object.assign(new Error('not a name inside the folder'), { code: 'EINVAL' })
-      return `${base}/${name}`
-    },
-    close: () => handle.close(),
+  return { at: namesBelow(BY_DESCRIPTOR ? `/proc/self/fd/${handle.fd}` : where), close: () => handle.close() }
+}
+
+/** The paths of names inside the folder `base` reaches. */
+function namesBelow(base: string): (name: string) => string {
+  return name => {
+    if (name === '.') return base
+    // Names come from a resolved path or a folder listing: never `..` nor a path, checked all the same.
+    if (name === '..' || name.includes('/') || name === '') throw Object.assign(new Error('not a name inside the folder'), { code: 'EINVAL' })
+    return `${base}/${name}`
   }
 }

@@ -1,7 +1,8 @@
-import { lstat, readlink, realpath } from 'node:fs/promises'
+import { lstatSync, readlinkSync } from 'node:fs'
+import { realpath } from 'node:fs/promises'
 import path from 'node:path'
-import { openChildFolder, openFolderBeneath } from './beneath.ts'
-import type { HeldFolder } from './beneath.ts'
+import { openChildFolderSync, openRootSync } from './beneath.ts'
+import type { HeldFolderSync } from './beneath.ts'
 import { FileToolFailure } from './file-tool-failure.ts'
 
 /**
@@ -32,7 +33,7 @@ export async function resolveInside(root: string, userPath: string): Promise<Res
   const lexical = path.resolve(root, userPath)
   const base = isInside(root, lexical) ? root : isInside(realRoot, lexical) ? realRoot : undefined
   if (base === undefined) throw outside(userPath, 'it is outside the workspace root')
-  const names = await resolveNames(realRoot, namesOf(path.relative(base, lexical)), userPath)
+  const names = resolveNames(realRoot, namesOf(path.relative(base, lexical)), userPath)
   return { root: realRoot, absolute: path.join(realRoot, ...names), relative: names.join('/') || '.' }
 }
 
@@ -48,60 +49,80 @@ export function isInside(parent: string, candidate: string): boolean {
  * left to resolve, and the links followed.
  */
 interface Resolution {
-  readonly held: HeldFolder[]
+  readonly held: HeldFolderSync[]
   readonly names: string[]
   pending: string[]
   hops: number
 }
 
-/** The real names below `realRoot` that `pending` leads to, links followed as the kernel would but never out of the root. */
-async function resolveNames(realRoot: string, pending: string[], userPath: string): Promise<string[]> {
+/**
+ * The real names below `realRoot` that `pending` leads to, links followed as the kernel would but never out of the
+ * root. Synchronous, a few system calls a name: the file worker serves one call at a time (the services' process
+ * resolves only `.`, which looks nothing up).
+ */
+function resolveNames(realRoot: string, pending: string[], userPath: string): string[] {
   if (pending.length === 0) return []
-  const rootFolder = await openFolderBeneath(realRoot, '.').catch(() => { throw new FileToolFailure('workspace_unavailable', 'The workspace is not accessible') })
-  const resolution: Resolution = { held: [rootFolder], names: [], pending, hops: 0 }
+  const resolution: Resolution = { held: [attempt(() => openRootSync(realRoot), () => new FileToolFailure('workspace_unavailable', 'The workspace is not accessible'))], names: [], pending, hops: 0 }
   try {
-    for (let name = resolution.pending.shift(); name !== undefined; name = resolution.pending.shift()) await step(resolution, realRoot, name, userPath)
+    for (let name = resolution.pending.shift(); name !== undefined; name = resolution.pending.shift()) step(resolution, realRoot, name, userPath)
     return resolution.names
   } finally {
-    await Promise.all(resolution.held.map(folder => folder.close()))
+    for (const folder of resolution.held) folder.close()
   }
 }
 
-/** Resolves one name of the path: `..` goes up the held folders, a link is replaced by its target, a folder is opened. */
-async function step(resolution: Resolution, realRoot: string, name: string, userPath: string): Promise<void> {
+/**
+ * Resolves one name of the path: `..` goes up the held folders, a link is replaced by its target, a folder with names
+ * after it is opened (without following a link) and held; the last name is only looked at.
+ */
+function step(resolution: Resolution, realRoot: string, name: string, userPath: string): void {
   if (name === '' || name === '.') return
   if (name === '..') return up(resolution, userPath)
   const folder = resolution.held[resolution.names.length]
   // Past a missing name or a file: the rest is kept as written (an open fails there, or a write creates it).
   if (folder === undefined) return void resolution.names.push(name)
-  const at = folder.at(name)
-  const stats = await lstat(at).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined
-    throw unresolvable(userPath, error.code)
-  })
-  if (stats?.isSymbolicLink() === true) return follow(resolution, realRoot, await readlink(at).catch((error: NodeJS.ErrnoException) => { throw unresolvable(userPath, error.code) }), userPath)
-  if (stats?.isDirectory() === true) resolution.held.push(await openChildFolder(folder, name).catch((error: NodeJS.ErrnoException) => { throw unresolvable(userPath, error.code) }))
+  const child = resolution.pending.length === 0 ? undefined : attempt(() => openChildFolderSync(folder, name), code => code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' ? undefined : unresolvable(userPath, code))
+  if (child !== undefined) resolution.held.push(child)
+  else {
+    const at = folder.at(name)
+    const stats = attempt(() => lstatSync(at), code => code === 'ENOENT' || code === 'ENOTDIR' ? undefined : unresolvable(userPath, code))
+    if (stats?.isSymbolicLink() === true) return follow(resolution, realRoot, attempt(() => readlinkSync(at), code => unresolvable(userPath, code)), userPath)
+  }
   resolution.names.push(name)
 }
 
 /** `..`: the parent of the last name, never above the root (only a link's target can ask for that: it is refused). */
-async function up(resolution: Resolution, userPath: string): Promise<void> {
+function up(resolution: Resolution, userPath: string): void {
   if (resolution.names.length === 0) throw outside(userPath, 'it leads through a symbolic link to a place outside the workspace root')
   // The last name is a folder held open when the held folders (the root first) outnumber the names.
-  if (resolution.held.length > resolution.names.length) await resolution.held.pop()?.close()
+  if (resolution.held.length > resolution.names.length) resolution.held.pop()?.close()
   resolution.names.pop()
 }
 
 /** Replaces the link just met by its target's names: from the root for an absolute target inside it; refused elsewhere. */
-async function follow(resolution: Resolution, realRoot: string, target: string, userPath: string): Promise<void> {
+function follow(resolution: Resolution, realRoot: string, target: string, userPath: string): void {
   resolution.hops += 1
   if (resolution.hops > MAX_SYMLINK_HOPS) throw new FileToolFailure('path_symlink_loop', `Too many symbolic links while resolving ${userPath}`)
   if (!path.isAbsolute(target)) return void (resolution.pending = [...target.split('/'), ...resolution.pending])
   // Compared as written, before any `..` in it is resolved (the walk resolves those, through the real folders).
   if (target !== realRoot && !target.startsWith(`${realRoot}/`)) throw outside(userPath, 'it leads through a symbolic link to a place outside the workspace root')
-  while (resolution.held.length > 1) await resolution.held.pop()?.close()
+  while (resolution.held.length > 1) resolution.held.pop()?.close()
   resolution.names.length = 0
   resolution.pending = [...target.slice(realRoot.length).split('/'), ...resolution.pending]
+}
+
+/**
+ * What `run` returns; when it throws a system error, what `failure` makes of its code: thrown when an error,
+ * returned (an expected miss, `undefined`) otherwise.
+ */
+function attempt<T, F extends FileToolFailure | undefined>(run: () => T, failure: (code: string | undefined) => F): T | Exclude<F, FileToolFailure> {
+  try {
+    return run()
+  } catch (error) {
+    const outcome = failure((error as NodeJS.ErrnoException).code)
+    if (outcome instanceof FileToolFailure) throw outcome
+    return outcome as Exclude<F, FileToolFailure>
+  }
 }
 
 /** The names of a relative path (`.` and empty ones left out). */
