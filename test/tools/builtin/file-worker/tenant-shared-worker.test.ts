@@ -108,6 +108,37 @@ describe.each(modes)('a file worker shared by a tenant\'s sessions, %s', (_mode,
     expect(existsSync(path.join(s2, 'new.txt'))).toBe(false)
   }, 15_000)
 
+  it('follows links inside the session, absolute ones too, and refuses those that leave it however they are spelled', async () => {
+    await mkdir(path.join(s1, 'd', 'e'), { recursive: true })
+    await writeFile(path.join(s1, 'd', 'e', 'g.txt'), 'deep\n')
+    await symlink(path.join(s1, 'f.txt'), path.join(s1, 'absolute-in'))
+    await symlink('d/e/../../f.txt', path.join(s1, 'relative-in'))
+    await symlink('e', path.join(s1, 'd', 'to-e'))
+    await symlink(`${s1}/../s2/secret.txt`, path.join(s1, 'absolute-out'))
+    await symlink(`${s1}-other/x`, path.join(s1, 'prefix-out'))
+    await symlink('d/../../s2/secret.txt', path.join(s1, 'relative-out'))
+    await symlink('loop', path.join(s1, 'loop'))
+    const read = (file: string): Promise<string> => outcome(worker, { op: 'read', path: file, offset: 1, limit: 5 })
+    expect(await read('absolute-in')).toBe('1\tmine')
+    expect(await read('relative-in')).toBe('1\tmine')
+    expect(await read('d/to-e/g.txt')).toBe('1\tdeep')
+    expect(await read('d/to-e/../e/g.txt')).toBe('1\tdeep')
+    for (const link of ['absolute-out', 'prefix-out', 'relative-out']) expect(await read(link)).toBe('error:path_outside_workspace')
+    expect(await outcome(worker, { op: 'write', path: 'relative-out', content: 'x' })).toBe('error:path_outside_workspace')
+    expect(await read('loop')).toBe('error:path_symlink_loop')
+    expect(await readFile(path.join(s2, 'secret.txt'), 'utf8')).toBe(`${SECRET}\n`)
+  }, 15_000)
+
+  it('reads, writes, lists and finds files of odd names (a newline, 255 bytes, dots) inside the session only', async () => {
+    const names = ['new\nline.txt', 'x'.repeat(255), '...', '..hidden', '-rf', ' spaced ']
+    for (const name of names) expect(await outcome(worker, { op: 'write', path: `odd/${name}`, content: `${name.length}\n` })).toMatch(/^Wrote /)
+    for (const name of names) expect(await outcome(worker, { op: 'read', path: `odd/${name}`, offset: 1, limit: 5 })).toBe(`1\t${name.length}`)
+    expect((await readdir(path.join(s1, 'odd'))).sort()).toEqual([...names].sort())
+    expect(await outcome(worker, { op: 'glob', path: 'odd', pattern: '*' })).toContain(`odd/${'x'.repeat(255)}`)
+    expect(await outcome(worker, { op: 'write', path: `odd/${'y'.repeat(256)}`, content: 'x' })).toMatch(/^error:/)
+    expect((await readdir(tenant)).sort()).toEqual(['s1', 's2', 'tenant.txt'])
+  }, 15_000)
+
   it('keeps its descriptors across hundreds of failing calls (no folder left open on an error path)', async () => {
     await mkdir(path.join(s1, 'a', 'b'), { recursive: true })
     await symlink('../s2', path.join(s1, 'a', 'link'))
@@ -132,6 +163,12 @@ describe.each(modes)('a file worker shared by a tenant\'s sessions, %s', (_mode,
       { op: 'grep', path: '.', pattern: '(' },
     ]
     for (let round = 0; round < 30; round += 1) for (const operation of failing) expect(await outcome(worker, operation)).toMatch(/^error:/)
+    // A path 1500 folders deep holds as many folders open while it is resolved, and gives them all back.
+    const deep = Array.from({ length: 1500 }, () => 'd').join('/')
+    await mkdir(path.join(s1, deep), { recursive: true })
+    await writeFile(path.join(s1, deep, 'end.txt'), 'bottom\n')
+    expect(await outcome(worker, { op: 'read', path: `${deep}/end.txt`, offset: 1, limit: 5 })).toBe('1\tbottom')
+    expect(await outcome(worker, { op: 'read', path: `${deep}/missing/x.txt`, offset: 1, limit: 5 })).toMatch(/^error:/)
     expect(readdirSync(`/proc/${group}/fd`).length).toBe(before)
     expect(groups).toHaveLength(1) // the same worker answered them all
   }, 15_000)
