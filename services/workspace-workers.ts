@@ -2,6 +2,7 @@ import path from 'node:path'
 import { createFileWorkerPool } from 'zidane/tools'
 import type { FileWorkerPool, FileWorkerPoolOptions } from 'zidane/tools'
 import type { ToolOffer } from './tool-selection'
+import { workspacePath } from './workspace'
 
 /**
  * Live file workers one tenant's sessions share when `ZIDANE_FILE_WORKERS_PER_TENANT` is unset: about
@@ -39,7 +40,8 @@ export function fileWorkerBoundsOf(env: NodeJS.ProcessEnv): Pick<FileWorkerPoolO
 /**
  * The folder the file workers of workspace `root` are confined to: its tenant's folder when `root` is a session's
  * workspace under `workspaceRoot` (`<workspaceRoot>/<tenant>/<session>`), so one warm worker serves every session of
- * the tenant; the workspace itself otherwise (a flat folder of an older layout sits beside other tenants' folders).
+ * the tenant; the workspace itself otherwise (a flat folder of an older layout sits beside other tenants' folders, and
+ * the sessions whose key names no tenant, started without the gateway, share a folder but no tenant).
  * The worker opens every path one folder at a time through descriptors, never following a link, so a session whose
  * own `shell` swaps a folder for a link to another session (`d -> ../s2`) cannot lead the worker there
  * (`src/tools/builtin/file-worker/beneath.ts`).
@@ -47,8 +49,12 @@ export function fileWorkerBoundsOf(env: NodeJS.ProcessEnv): Pick<FileWorkerPoolO
 export function fileWorkerFolder(workspaceRoot: string, root: string): string {
   const workspace = path.resolve(root)
   const tenantFolder = path.dirname(workspace)
-  return path.dirname(tenantFolder) === path.resolve(workspaceRoot) ? tenantFolder : workspace
+  const shared = path.dirname(tenantFolder) === path.resolve(workspaceRoot) && path.basename(tenantFolder) !== UNNAMED_TENANT_FOLDER
+  return shared ? tenantFolder : workspace
 }
+
+/** The folder of sessions whose key names no tenant ({@link workspacePath}): each is a tenant of its own, none shares. */
+const UNNAMED_TENANT_FOLDER = workspacePath('')[0]
 
 /**
  * `offer` whose file tools take their workers from `pool`, each confined to its tenant's folder below `workspaceRoot`

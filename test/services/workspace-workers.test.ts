@@ -19,7 +19,11 @@ describe('the folder a session\'s file worker is confined to', () => {
   it('is its tenant\'s folder, shared by the tenant\'s sessions and sub-agents', () => {
     expect(fileWorkerFolder(root, workspaceOf('acme~s1'))).toBe(path.join(root, 'acme'))
     expect(fileWorkerFolder(root, workspaceOf('acme~s1:child-1'))).toBe(path.join(root, 'acme'))
-    expect(fileWorkerFolder(root, workspaceOf('s1'))).toBe(path.join(root, '%'))
+  })
+
+  it('is the workspace itself for a session whose key names no tenant: such sessions share no worker', () => {
+    expect(fileWorkerFolder(root, workspaceOf('s1'))).toBe(workspaceOf('s1'))
+    expect(path.dirname(workspaceOf('s1'))).toBe(path.join(root, '%'))
   })
 
   it('is the workspace itself when that is a flat folder beside the tenants\' folders', () => {
