@@ -36,9 +36,11 @@ export interface AppendEventsRequest { events: NewSessionEvent[] }
  * (outside the journal) with the turns and runs the session held after the write it rings for: a sync that finds
  * fewer (the write is not readable yet) reads again. The doorbell adds the `cursor` its last sync of the log returned:
  * a sync asks the session for the changes past it while it reads its own cursor, and uses the answer only when the
- * two are the same (a hint, never trusted).
+ * two are the same (a hint, never trusted). The run's journaled sync says what the session held when it was sent and
+ * is `journaled`: those writes are readable when it is processed, and it syncs whether or not a viewer follows the log
+ * (it is the certain path), reading the session in one call when the counts say how much is new.
  */
-export interface SyncEventsRequest { turns?: number; runs?: number; cursor?: EventCursor }
+export interface SyncEventsRequest { turns?: number; runs?: number; cursor?: EventCursor; journaled?: boolean }
 
 /**
  * Output of `events/<key>/sync`: how many events the log holds, and whether a viewer follows it (one waits, or one

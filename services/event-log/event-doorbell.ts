@@ -15,6 +15,11 @@ export interface EventDoorbell {
    * `laterMs` the call may wait that long for a ring that wants it sooner (a write in the middle of a turn).
    */
   ring(logKey: string, state: Counts, laterMs?: number): void
+  /**
+   * Says that a journaled sync of `logKey` will bring what the session held at `state`: a ring waiting for no more
+   * than that is dropped (a run's last writes are synced once, by its journal, not a second time by a ring).
+   */
+  covered(logKey: string, state: Counts): void
   /** Resolves once no sync is waiting or in flight (for tests and the bench). */
   idle(): Promise<void>
   /** Syncs called so far (for figures). */
@@ -129,6 +134,14 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
         clearTimeout(lane.timer)
         lane.timer = undefined
       }
+      schedule(logKey, lane)
+    },
+    covered(logKey, state) {
+      const lane = lanes.get(logKey)
+      if (!lane?.wanted || lane.wanted.turns > state.turns || lane.wanted.runs > state.runs) return
+      lane.wanted = undefined
+      clearTimeout(lane.timer)
+      lane.timer = undefined
       schedule(logKey, lane)
     },
     idle() {

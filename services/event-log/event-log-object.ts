@@ -62,7 +62,8 @@ const BEHIND_PAUSE_MS = 5
 function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request: SyncEventsRequest | null) => Promise<SyncEventsResult> {
   const Session = { name: sessionService } as SessionObject
   return async (ctx, request) => {
-    const rung = request?.turns !== undefined || request?.runs !== undefined
+    // Rung by the doorbell: counts, and no journal behind them (the run's journaled sync says it is `journaled`).
+    const rung = request?.journaled !== true && (request?.turns !== undefined || request?.runs !== undefined)
     const heldAt = (cursor: EventCursor): Held => ({ turns: request?.turns ?? cursor.turns + DEFAULT_READ, runs: request?.runs ?? cursor.runs + DEFAULT_READ })
     // The doorbell's cursor is where its last sync left the log: the session is asked beside the log's own read.
     const hint = rung ? request?.cursor : undefined

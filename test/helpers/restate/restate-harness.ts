@@ -49,6 +49,11 @@ export interface RestateHarness {
   resolveAwakeable(id: string, value: unknown): Promise<number>
   /** Polls `predicate` until it returns a truthy value or `timeoutMs` passes. */
   waitFor<T>(predicate: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs?: number, what?: string): Promise<T>
+  /**
+   * Requests the in-process endpoint got for `service/handler` so far (each invocation of it, and each time one that
+   * had suspended resumed): what a test counts to show how many invocations a path makes.
+   */
+  endpointRequests(service: string, handler: string): number
   /** Everything the server printed so far. */
   logs(): string
   stop(): Promise<void>
@@ -115,13 +120,15 @@ export async function startRestateHarness(options: RestateHarnessOptions = {}): 
     await stop()
     throw new Error(`restate-server did not become healthy:\n${output}`, { cause: error })
   }
-  const harness = buildHarness(adminUrl, ingressUrl, () => output, stop)
+  const requests = new Map<string, number>()
+  const harness = buildHarness(adminUrl, ingressUrl, () => output, stop, (service, handler) => requests.get(`/invoke/${service}/${handler}`) ?? 0)
   if (!options.services || options.services.length === 0) return harness
   const logger = (params: { level?: unknown }, message?: unknown, ...rest: unknown[]): void => {
     output += `[sdk ${String(params.level)}] ${[message, ...rest].map(part => (part instanceof Error ? part.stack : String(part))).join(' ')}\n`
   }
   const endpoint = http2.createServer(restate.createEndpointHandler({ services: options.services as restate.ServiceDefinition<string, unknown>[], logger }))
   endpointRef.server = endpoint
+  endpoint.on('request', (request: http2.Http2ServerRequest) => { requests.set(request.url, (requests.get(request.url) ?? 0) + 1) })
   const endpointPort = await new Promise<number>(resolve => {
     endpoint.listen(0, '127.0.0.1', () => resolve((endpoint.address() as net.AddressInfo).port))
   })
@@ -130,7 +137,7 @@ export async function startRestateHarness(options: RestateHarnessOptions = {}): 
   return { ...harness, endpointUri }
 }
 
-function buildHarness(adminUrl: string, ingressUrl: string, logs: () => string, stop: () => Promise<void>): RestateHarness {
+function buildHarness(adminUrl: string, ingressUrl: string, logs: () => string, stop: () => Promise<void>, endpointRequests: RestateHarness['endpointRequests']): RestateHarness {
   const raw = async <T>(url: string, init: RequestInit): Promise<IngressResponse<T>> => {
     const response = await fetch(url, init)
     const text = await response.text()
@@ -164,6 +171,7 @@ function buildHarness(adminUrl: string, ingressUrl: string, logs: () => string, 
       return (await fetch(`${ingressUrl}/restate/awakeables/${id}/resolve`, { method: 'POST', headers: jsonHeaders(), body: JSON.stringify(value) })).status
     },
     waitFor,
+    endpointRequests,
     logs,
     stop,
   }
@@ -188,7 +196,7 @@ async function startTestcontainersHarness(options: RestateHarnessOptions): Promi
     throw new Error('RESTATE_TEST_BACKEND=testcontainers needs `@restatedev/restate-sdk-testcontainers` (npm install -D) and a Docker engine. Unset RESTATE_TEST_BACKEND to use the local restate-server binary.', { cause: error })
   }
   const environment = await testcontainers.RestateTestEnvironment.start({ services: [...(options.services ?? [])], alwaysReplay: options.alwaysReplay ?? false })
-  const harness = buildHarness(environment.adminAPIBaseUrl(), environment.baseUrl(), () => '(testcontainers backend: read the container logs with docker logs)', () => environment.stop())
+  const harness = buildHarness(environment.adminAPIBaseUrl(), environment.baseUrl(), () => '(testcontainers backend: read the container logs with docker logs)', () => environment.stop(), () => { throw new Error('the testcontainers backend serves the endpoint itself: its requests are not counted') })
   const register = harness.registerDeployment.bind(harness)
   return { ...harness, registerDeployment: uri => register(uri.replace('127.0.0.1', 'host.docker.internal')) }
 }

@@ -22,6 +22,7 @@ export function lateDoorbell(): { doorbell: EventDoorbell; connect(ingressUrl: s
   return {
     doorbell: {
       ring: (logKey, state, laterMs) => real?.ring(logKey, state, laterMs),
+      covered: (logKey, state) => real?.covered(logKey, state),
       idle: async () => real?.idle(),
       calls: () => real?.calls() ?? 0,
     },

@@ -81,6 +81,26 @@ describe('event doorbell', () => {
     expect(performance.now() - startMs).toBeLessThan(500)
   })
 
+  it('drops a waiting ring that a journaled sync covers, and keeps one that asks for more', async () => {
+    const ingress = await fakeIngress({ watched: false })
+    close = ingress.close
+    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 10, unwatchedWindowMs: 200 })
+    doorbell.ring('t1~end', { turns: 1, runs: 1 })
+    await sleep(30) // the first call learnt that nobody follows: the next ring waits for the longer window
+    doorbell.ring('t1~end', { turns: 5, runs: 1 })
+    doorbell.covered('t1~end', { turns: 5, runs: 1 }) // the run's last journaled sync brings those writes
+    doorbell.ring('t1~more', { turns: 1, runs: 1 })
+    await sleep(30)
+    doorbell.ring('t1~more', { turns: 7, runs: 1 })
+    doorbell.covered('t1~more', { turns: 6, runs: 1 }) // a write came after the journaled sync: its ring stays
+    await doorbell.idle()
+    expect(ingress.calls.map(call => [call.path, call.body])).toEqual([
+      ['/events/t1~end/sync', { turns: 1, runs: 1 }],
+      ['/events/t1~more/sync', { turns: 1, runs: 1 }],
+      ['/events/t1~more/sync', { turns: 7, runs: 1 }],
+    ])
+  })
+
   it('passes on the cursor the last sync of the log returned, and only one shaped as a cursor', async () => {
     const cursors = [{ turns: 2, runs: 1, open: [0], from: 1 }, { turns: 'three' }]
     const ingress = await fakeIngress({ watched: true, cursor: call => cursors[call - 1] })

@@ -38,14 +38,15 @@ describe("a sub-agent's event outbox", () => {
 })
 
 describe("a session run's log sync", () => {
-  const doorbell = (): { bell: EventDoorbell; rings: unknown[] } => {
+  const doorbell = (): { bell: EventDoorbell; rings: unknown[]; covers: unknown[] } => {
     const rings: unknown[] = []
-    return { bell: { ring: (key, state, laterMs) => { rings.push([key, state, laterMs]) }, idle: async () => undefined, calls: () => rings.length }, rings }
+    const covers: unknown[] = []
+    return { bell: { ring: (key, state, laterMs) => { rings.push([key, state, laterMs]) }, covered: (key, state) => { covers.push([key, state]) }, idle: async () => undefined, calls: () => rings.length }, rings, covers }
   }
 
-  it('rings the doorbell at every write with events (one in the middle of a turn may wait), and journals a sync only with a question and at a flush', () => {
+  it('rings the doorbell at every write with events (one in the middle of a turn may wait), and journals a sync with the counts only with a question and at a flush', () => {
     const { ctx, sent } = recordingContext()
-    const { bell, rings } = doorbell()
+    const { bell, rings, covers } = doorbell()
     const sync = createSessionLogSync(ctx, bell)
     sync.publish([event('run:start')], { turns: 0, runs: 1 })
     sync.publish([], { turns: 1, runs: 1 })
@@ -56,7 +57,9 @@ describe("a session run's log sync", () => {
     sync.flush()
     sync.flush()
     expect(rings).toEqual([['t1~s', { turns: 0, runs: 1 }, 0], ['t1~s', { turns: 2, runs: 1 }, 0], ['t1~s', { turns: 3, runs: 1 }, IN_TURN_RING_DELAY_MS], ['t1~s', counts, 0]])
-    expect(sent).toEqual([{ key: 't1~s', handler: 'sync', request: {} }, { key: 't1~s', handler: 'sync', request: {} }])
+    expect(sent).toEqual([{ key: 't1~s', handler: 'sync', request: { turns: 2, runs: 1, journaled: true } }, { key: 't1~s', handler: 'sync', request: { ...counts, journaled: true } }])
+    // Each journaled sync tells the doorbell what it brings, so a ring waiting for no more is dropped.
+    expect(covers).toEqual([['t1~s', { turns: 2, runs: 1 }], ['t1~s', counts]])
   })
 
   it('journals the same syncs without a doorbell: the journal never depends on the process', () => {

@@ -45,6 +45,14 @@ describe('event log when the doorbell fails', () => {
     expect((await h().call<LatestRunStart | null>('events/t1~nc-never/latestRun', null)).body).toBeNull()
   })
 
+  it('reads a long run\'s turns through one call of the session: its journaled sync says how many there are', async () => {
+    const before = h().endpointRequests('session', 'changes')
+    await run('t1~nc-long', Array.from({ length: 12 }, () => 'todos:').join('\n')) // 26 turns: past a read without counts
+    const events = await logOnce('t1~nc-long', all => all.some(event => event.type === 'run:end'))
+    expect(types(events).filter(type => type === 'turn:end')).toHaveLength(13)
+    expect(h().endpointRequests('session', 'changes') - before).toBe(1)
+  })
+
   it('brings a question while the run waits for the answer', async () => {
     await h().send('session/t1~nc-ask/run', { prompt: 'ask: colour?' })
     const events = await logOnce('t1~nc-ask', all => all.some(event => event.type === 'question'))
