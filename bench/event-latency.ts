@@ -1,4 +1,5 @@
 import { cpus, loadavg } from 'node:os'
+import { INVOKER_TASKS_COUNTER, invokerTasks } from './lib/invoker-tasks'
 import type { EventDoorbell } from '../services/event-log/event-doorbell'
 import type { ReadEventsResult, WatchResult } from '../contract/event-log'
 import type { BenchOptions } from './lib/options'
@@ -10,7 +11,6 @@ import { useBenchDoorbell } from './lib/restate-services'
 import { summarize } from './lib/stats'
 
 const SECTION = 12
-const INVOCATIONS_COUNTER = 'restate_invoker_concurrency_slots_acquired'
 /** A viewer gives up on a run whose end has not reached it by then. */
 const FOLLOW_TIMEOUT_MS = 60_000
 
@@ -28,12 +28,6 @@ const DESIGNS: readonly Design[] = [
 interface Seen { latenciesMs: number[]; batches: number; invocations: number; events: number; runs: number; wallMs: number[] }
 
 const emptySeen = (): Seen => ({ latenciesMs: [], batches: 0, invocations: 0, events: 0, runs: 0, wallMs: [] })
-
-/** Sum of a Prometheus counter of the Restate node over its labels. */
-async function counterOf(server: BenchServer, name: string): Promise<number> {
-  const text = await (await fetch(server.metricsUrl)).text()
-  return text.split('\n').filter(line => line.startsWith(`${name}{`) || line.startsWith(`${name} `)).reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0)
-}
 
 /**
  * Follows the log of `key` as the gateway does: a watch parked in Restate (`event_watch/wait`) until the log grows,
@@ -61,14 +55,14 @@ async function follow(server: BenchServer, key: string, seen: Seen): Promise<voi
 /** One round of one design: `sessions` runs at once, each followed by a viewer from before it starts. */
 async function round(server: BenchServer, doorbell: EventDoorbell, options: BenchOptions['eventLatency'], eventLog: BenchRunRequest['eventLog'], tag: string, seen: Seen): Promise<void> {
   const keys = Array.from({ length: options.sessions }, (_, index) => `latency-${process.pid}-${tag}-${index}`)
-  const before = await counterOf(server, INVOCATIONS_COUNTER)
+  const before = await invokerTasks(server.metricsUrl)
   const viewers = keys.map(key => follow(server, key, seen))
   const request: BenchRunRequest = { toolTurns: options.toolTurns, modelDelayMs: options.modelDelayMs, ...(eventLog ? { eventLog } : {}) }
   const runs = await Promise.all(keys.map(async key => (await server.call<BenchRunResult>(`BenchAgent/${key}/run`, request)).body))
   await Promise.all(viewers)
   await doorbell.idle()
   // The runs themselves are one invocation each; every other invocation of the round is the event path's.
-  seen.invocations += (await counterOf(server, INVOCATIONS_COUNTER)) - before - keys.length
+  seen.invocations += (await invokerTasks(server.metricsUrl)) - before - keys.length
   seen.runs += runs.length
   seen.wallMs.push(...runs.map(run => run.wallMs))
 }
@@ -103,7 +97,7 @@ export async function measureEventLatency(server: BenchServer, options: BenchOpt
     for (const [number, design] of order.entries()) await round(server, doorbellOf(server, design.windowMs), settings, design.eventLog, `${index}-${number}-${design.eventLog ?? 'none'}`, seen.get(design.name) ?? emptySeen())
   }
   for (const design of DESIGNS) addFigures(report, settings, design.name, seen.get(design.name) ?? emptySeen(), design.deployed === true)
-  report.notes.push(`§${SECTION} Durable event latency: ${settings.rounds} rounds per design, alternating; in each, ${settings.sessions} scripted runs at once (${settings.toolTurns} tool turns, ${settings.modelDelayMs} ms model delay per turn) on the bench server, each followed by a viewer from before it starts (event_watch/wait, then events/<key>/read unless the wake carried the events, as the gateway follows a session). A latency is the viewer's receipt minus the event's at (the durable clock of the write that made it, this process's clock). Invocations are the node's ${INVOCATIONS_COUNTER} over the round, less the runs. Load average ${loadavg()[0]?.toFixed(1) ?? '?'} on ${cpus().length} cores at the end.`)
+  report.notes.push(`§${SECTION} Durable event latency: ${settings.rounds} rounds per design, alternating; in each, ${settings.sessions} scripted runs at once (${settings.toolTurns} tool turns, ${settings.modelDelayMs} ms model delay per turn) on the bench server, each followed by a viewer from before it starts (event_watch/wait, then events/<key>/read unless the wake carried the events, as the gateway follows a session). A latency is the viewer's receipt minus the event's at (the durable clock of the write that made it, this process's clock). Invocations are the node's ${INVOKER_TASKS_COUNTER} over the round, less the runs. Load average ${loadavg()[0]?.toFixed(1) ?? '?'} on ${cpus().length} cores at the end.`)
 }
 
 function addFigures(report: Report, settings: BenchOptions['eventLatency'], name: string, seen: Seen, deployed: boolean): void {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { INVOKER_TASKS_COUNTER, invokerTasks } from './lib/invoker-tasks'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -40,7 +41,6 @@ const HEADER_PROMPT = `hello ${'filler '.repeat(215)}`.trim()
 const SETTLE_MS = 2_000
 /** Reads of the long session timed each way (interleaved). */
 const READS = 20
-const INVOCATIONS_COUNTER = 'restate_invoker_concurrency_slots_acquired'
 /** The full run's sizes, named in the quick run's figures. */
 const FULL = parseOptions([]).sessionLog
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
@@ -225,13 +225,13 @@ async function measureReadCost(stack: LogStack, sessionId: string, reads: number
     return performance.now() - started
   }
   const cost: ReadCost = { viaGatewayMs: [], viaHandlerMs: [], viaSqlMs: [], invocationsPerRead: Number.NaN }
-  const before = await counterOf(stack, INVOCATIONS_COUNTER)
+  const before = await invokerTasks(stack.metricsUrl)
   for (let index = 0; index < reads; index++) {
     cost.viaGatewayMs.push(await time(() => fetch(`${stack.gatewayUrl}/v1/sessions/${sessionId}`, { headers: AUTHORIZATION })))
     cost.viaHandlerMs.push(await time(() => fetch(`${stack.ingressUrl}/session/${encodeURIComponent(key)}/get`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })))
     cost.viaSqlMs.push(await time(() => headerOf(stack, sessionId)))
   }
-  cost.invocationsPerRead = (await counterOf(stack, INVOCATIONS_COUNTER) - before) / (2 * reads)
+  cost.invocationsPerRead = (await invokerTasks(stack.metricsUrl) - before) / (2 * reads)
   return cost
 }
 
@@ -254,14 +254,8 @@ function rssBytesOf(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) * 1024
 }
 
-/** Sum of a Prometheus counter of the Restate node over its labels. */
-async function counterOf(stack: LogStack, name: string): Promise<number> {
-  const text = await (await fetch(stack.metricsUrl)).text()
-  return text.split('\n').filter(line => line.startsWith(`${name}{`) || line.startsWith(`${name} `)).reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0)
-}
-
 async function meterOf(stack: LogStack): Promise<Meter> {
-  const invocations = await counterOf(stack, INVOCATIONS_COUNTER)
+  const invocations = await invokerTasks(stack.metricsUrl)
   return { atMs: performance.now(), measuredCpuSeconds: cpuSecondsOf(stack.pid('services')) + cpuSecondsOf(stack.pid('restate')), gatewayCpuSeconds: cpuSecondsOf(stack.pid('gateway')), invocations }
 }
 
@@ -360,7 +354,7 @@ function addIdleFigures(report: Report, options: BenchOptions, result: IdleResul
     single(SECTION, `Restate server RSS ${after.seconds.toFixed(0)} s after they left`, 'MiB', mib(after.bytes), { ratio: { value: after.bytes / baselineBytes, to: 'before' }, target: { text: `≤ before + ${mib(toleranceBytes).toFixed(0)} MiB (10 % or 20 MB)`, met: after.bytes <= baselineBytes + toleranceBytes } }),
   )
   const trace = result.trace.filter((_sample, index) => index % 5 === 0).map(mibValue => mibValue.toFixed(0)).join(' ')
-  report.notes.push(`§${SECTION} Idle viewers: each viewer is an SSE stream GET /v1/sessions/{id}/events in the bench process, counted as caught up once it received its session's run:end, metered from ${SETTLE_MS / 1000} s later. Opening the ${viewers} viewers started ${result.opening} invocations (per viewer the session lookup and its catch-up read, per session one parked event_watch/wait and its subscribe); then ${busy.invocations} during the ${viewers}-viewer window and ${quiet.invocations} during the one-viewer window, which ran after the ${viewers} viewers left and is the wait before the last RSS reading (invocations: the node's ${INVOCATIONS_COUNTER} counter at /metrics). A parked watch is renewed every GATEWAY_EVENT_WATCH_MS (default 300 s), longer than the window. CPU: utime+stime of the services process and the Restate server from /proc/<pid>/stat over the window, in % of one core (the viewers' own CPU, in the bench, and the gateway's are not counted: it used ${busy.gatewayCpuPercent.toFixed(1)} % with the ${viewers} viewers; the machine is shared, so other load inflates it). RSS: VmRSS of the Restate server, peak ${open.peakMiB.toFixed(0)} MiB while the ${viewers} viewers were open; every 5 s from the baseline (MiB): ${trace}. Watches (event_watch/wait invocations) still in Restate when it was read last: ${after.parked}; a viewer leaving aborts the gateway's call, not the parked invocation, which lasts until its timeout (300 s), and Restate suspends it only after the invoker's inactivity timeout (1 min in restate.toml), holding it running until then.`)
+  report.notes.push(`§${SECTION} Idle viewers: each viewer is an SSE stream GET /v1/sessions/{id}/events in the bench process, counted as caught up once it received its session's run:end, metered from ${SETTLE_MS / 1000} s later. Opening the ${viewers} viewers started ${result.opening} invocations (per viewer the session lookup and its catch-up read, per session one parked event_watch/wait and its subscribe); then ${busy.invocations} during the ${viewers}-viewer window and ${quiet.invocations} during the one-viewer window, which ran after the ${viewers} viewers left and is the wait before the last RSS reading (invocations: the node's ${INVOKER_TASKS_COUNTER} counter at /metrics). A parked watch is renewed every GATEWAY_EVENT_WATCH_MS (default 300 s), longer than the window. CPU: utime+stime of the services process and the Restate server from /proc/<pid>/stat over the window, in % of one core (the viewers' own CPU, in the bench, and the gateway's are not counted: it used ${busy.gatewayCpuPercent.toFixed(1)} % with the ${viewers} viewers; the machine is shared, so other load inflates it). RSS: VmRSS of the Restate server, peak ${open.peakMiB.toFixed(0)} MiB while the ${viewers} viewers were open; every 5 s from the baseline (MiB): ${trace}. Watches (event_watch/wait invocations) still in Restate when it was read last: ${after.parked}; a viewer leaving aborts the gateway's call, not the parked invocation, which lasts until its timeout (300 s), and Restate suspends it only after the invoker's inactivity timeout (1 min in restate.toml), holding it running until then.`)
 }
 
 /** What the one-turn measure ({@link measureOneTurnRun}) needs of the section's stack. */

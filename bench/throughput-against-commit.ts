@@ -14,6 +14,7 @@ import { startSpawnedStack } from './lib/spawned-stack'
 import type { SpawnedStack } from './lib/spawned-stack'
 import { quantile, summarize } from './lib/stats'
 import { countWorkersDuring } from './lib/worker-census'
+import { invokerTasks } from './lib/invoker-tasks'
 
 const SECTION = 14
 /** The commit of Nov 30 whose throughput issue #31 asks to reach again. */
@@ -92,11 +93,20 @@ export async function measureThroughputAgainstCommit(options: BenchOptions, repo
       const side = index === 0 ? names.current : names.baseline
       return [batchProbe(side.burst, stack, kept, sizes, 0), batchProbe(side.paced, stack, kept, sizes, intervalMs)]
     })
+    const tasksBefore = await Promise.all(stacks.map(stack => invokerTasks(stack.metricsUrl)))
     const samples = await interleave(probes, sizes.warmupRounds, sizes.rounds)
+    await new Promise(resolve => setTimeout(resolve, 2_000)) // the runs' trailing invocations (their ends' reports, last syncs)
+    const tasksAfter = await Promise.all(stacks.map(stack => invokerTasks(stack.metricsUrl)))
+    const sessionsRun = (stack: SpawnedStack): number => [...(records.get(stack)?.batches.values() ?? [])].flat().reduce((sum, batch) => sum + batch.sessions, 0)
+    const tasksPerRun = stacks.map((stack, index) => ((tasksAfter[index] ?? 0) - (tasksBefore[index] ?? 0)) / Math.max(1, sessionsRun(stack)))
     const journals = async (stack: SpawnedStack): Promise<RunJournal[]> => Promise.all((warmedUp.get(stack) ?? []).slice(0, CENSUS_SESSIONS).map(id => runJournal(stack.adminUrl, id)))
     const census = { current: await journals(current), baseline: await journals(baseline) }
     const batches = [...records.values()].flatMap(kept => [...kept.batches.values()].flat())
     addFigures(samples, census, sizes, report)
+    report.figures.push(
+      single(SECTION, `Restate invoker tasks per ${sizes.writeLines + 1}-turn run through the gateway: current`, 'tasks', tasksPerRun[0] ?? NaN, { ratio: { value: (tasksPerRun[0] ?? NaN) / (tasksPerRun[1] ?? NaN), to: 'Nov 30' } }),
+      single(SECTION, `Restate invoker tasks per ${sizes.writeLines + 1}-turn run through the gateway: ${BASELINE_LABEL}`, 'tasks', tasksPerRun[1] ?? NaN),
+    )
     report.notes.push(`§${SECTION} Current (${source.label}) against ${BASELINE_LABEL}: both stacks started by their own scripts/start.ts (demo model, one API key, per-key limits lifted), checkout ${checkout.reused ? 'reused' : 'made'} in ${checkout.folder}; ${sizes.rounds} measured rounds after ${sizes.warmupRounds} warm-up, each a batch of ${sizes.sessions} at once and ${sizes.sessions} arriving at ${sizes.pacedPerMinute}/min on each stack, order rotated per round. Run latency at the fixed rate, p50: current ${latency(records.get(current), names.current.paced)} ms, Nov 30 ${latency(records.get(baseline), names.baseline.paced)} ms. File-tool worker processes (Node, not the sandbox around them) seen per batch of ${sizes.sessions} (sampled every 200 ms, a lower bound; the Nov 30 commit has none): current at once ${workersSeen(records.get(current), names.current.burst)}, at the fixed rate ${workersSeen(records.get(current), names.current.paced)}. Invocations keyed by a warm-up session and their journal entries in all: current ${describe(census.current)}, Nov 30 ${describe(census.baseline)}. Failures: ${[...new Set(batches.flatMap(batch => batch.failures))].join(', ') || 'none'}. Section time ${((performance.now() - started) / 1000).toFixed(0)} s.`)
   } finally {
     for (const stack of stacks.reverse()) await stack.stop()

@@ -17,6 +17,8 @@ export interface SpawnedStack {
   label: string
   gatewayUrl: string
   adminUrl: string
+  /** The Restate node's Prometheus metrics (its fabric port's `/metrics`). */
+  metricsUrl: string
   apiKey: string
   /** The last lines the stack printed, for a failure's report. */
   output(): string
@@ -75,5 +77,5 @@ export async function startSpawnedStack(label: string, rootDir: string): Promise
     await stop()
     throw new SpawnedStackError(`${label} stack (${rootDir}) did not start:\n${lines.join('\n')}`, { cause: error })
   }
-  return { label, gatewayUrl, adminUrl: `http://127.0.0.1:${ports.RESTATE_ADMIN_PORT ?? ''}`, apiKey, output: () => lines.join('\n'), stop }
+  return { label, gatewayUrl, adminUrl: `http://127.0.0.1:${ports.RESTATE_ADMIN_PORT ?? ''}`, metricsUrl: `http://127.0.0.1:${ports.RESTATE_FABRIC_PORT ?? ''}/metrics`, apiKey, output: () => lines.join('\n'), stop }
 }
