@@ -48,7 +48,7 @@ export type PromptAdmission = { outcome: 'admitted'; invocationId: string; queue
 /** Output of `steer`: the message is in the session's inbox; its id is the invocation id of the inbox's `add`. */
 export type SteeringAdmission = { outcome: 'saved'; messageId: string } | AdmissionRefusal
 
-/** Input of the internal `watch` (shared): waits for an admitted invocation of the session to end. */
+/** Input of the internal `watch` (shared): waits for an admitted invocation of the session to end (`watchAll`: for each of a batch). */
 export interface WatchedRun {
   sessionKey: string
   invocationId: string
@@ -64,7 +64,7 @@ export interface EndedRun extends WatchedRun {
  * - `admit`, `steer` (exclusive): decide and start, as above; `admitMany` (exclusive) admits a batch of prompts in order.
  * - `failedRun` (shared): the invocation id of the session's latest admitted run that ended with an error, or null.
  * - `admittedPrompts` (shared): the invocation ids of the session's prompts admitted and not yet seen end, in order.
- * - `watch` (shared), `ended`, `forget` (exclusive): internal; the object sends them to itself.
+ * - `watch`, `watchAll` (shared), `ended`, `forget` (exclusive): internal; the object sends them to itself.
  */
 export const admissionInterface = iface.object(ADMISSION_SERVICE, {
   admit: iface.json<PromptAdmissionRequest, PromptAdmission>(),
@@ -73,6 +73,7 @@ export const admissionInterface = iface.object(ADMISSION_SERVICE, {
   failedRun: iface.shared.json<string, string | null>(),
   admittedPrompts: iface.shared.json<string, string[]>(),
   watch: iface.shared.json<WatchedRun, void>(),
+  watchAll: iface.shared.json<WatchedRun[], void>(),
   ended: iface.json<EndedRun, void>(),
   forget: iface.json<string, void>(),
 })

@@ -74,10 +74,9 @@ async function admitAll(ctx: restate.ObjectContext, requests: readonly PromptAdm
   // Awaited in order: the first await sends every run, and their ids come back together.
   const admitted: Array<{ admission: Sending; invocationId: string }> = []
   for (const admission of sending) admitted.push({ admission, invocationId: await admission.invocationId })
-  for (const { admission, invocationId } of admitted) {
-    track(ctx, { sessionKey: admission.request.sessionKey, invocationId, kind: 'prompt' })
-    rememberKey(ctx, 'prompts', admission.request, invocationId)
-  }
+  for (const { admission, invocationId } of admitted) rememberKey(ctx, 'prompts', admission.request, invocationId)
+  // One watch for the batch's runs: each one's end is reported as it comes.
+  if (admitted.length > 0) ctx.sendClient(admissionInterface, ctx.key).watchAll(admitted.map(({ admission, invocationId }) => ({ sessionKey: admission.request.sessionKey, invocationId })))
   if (admitted.length > 0) ctx.set<AdmittedRun[]>(ADMITTED_RUNS_KEY, [...runs, ...admitted.map(({ admission, invocationId }) => ({ sessionKey: admission.request.sessionKey, invocationId, kind: 'prompt' as const }))])
   const idOf = new Map(admitted.map(({ admission, invocationId }) => [admission, invocationId]))
   return pending.map(admission => {
@@ -126,18 +125,18 @@ function track(ctx: restate.ObjectContext, run: AdmittedRun): void {
 }
 
 /**
- * `watch` (shared, so it holds no lock while it waits): attaches to the invocation, however it ends (completed,
- * failed, cancelled, or killed by Restate without running any of its code), then reports the end to `ended`.
+ * `watchAll` (shared, so it holds no lock while it waits): attaches to each invocation of a batch, however it ends
+ * (completed, failed, cancelled, or killed by Restate without running any of its code), and reports each end to
+ * `ended` as it comes, in the journal's order: one invocation watches a whole admission batch.
  */
-async function watch(ctx: restate.ObjectSharedContext, run: WatchedRun): Promise<void> {
-  let failed = false
-  try {
-    await ctx.invocation(restate.InvocationIdParser.fromString(run.invocationId)).attach()
-  } catch (error) {
-    if (!(error instanceof restate.TerminalError)) throw error
-    failed = true
+async function watchAll(ctx: restate.ObjectSharedContext, runs: readonly WatchedRun[]): Promise<void> {
+  let waiting = runs.map(run => ({ run, end: ctx.invocation(restate.InvocationIdParser.fromString(run.invocationId)).attach()
+    .map((_value, failure): EndedRun => ({ ...run, failed: failure !== undefined })) }))
+  while (waiting.length > 0) {
+    const end = await restate.RestatePromise.race(waiting.map(each => each.end))
+    ctx.sendClient(admissionInterface, ctx.key).ended(end)
+    waiting = waiting.filter(each => each.run.invocationId !== end.invocationId)
   }
-  ctx.sendClient(admissionInterface, ctx.key).ended({ ...run, failed })
 }
 
 /** `ended` (exclusive): frees the invocation's slot and keeps (or forgets) the session's failed run. */
@@ -200,7 +199,8 @@ export const admissionObject = restate.implement(admissionInterface, {
     failedRun: async (ctx: restate.ObjectSharedContext, sessionKey: string) => (await ctx.get<string>(failedRunKey(sessionKey))) ?? null,
     admittedPrompts: async (ctx: restate.ObjectSharedContext, sessionKey: string) =>
       ((await ctx.get<AdmittedRun[]>(ADMITTED_RUNS_KEY)) ?? []).filter(run => run.sessionKey === sessionKey && run.kind === 'prompt').map(run => run.invocationId),
-    watch,
+    watch: (ctx: restate.ObjectSharedContext, run: WatchedRun) => watchAll(ctx, [run]),
+    watchAll,
     ended,
     forget: async (ctx: restate.ObjectContext, stateKey: string) => {
       if (stateKey.startsWith(IDEMPOTENCY_PREFIX)) ctx.clear(stateKey)

@@ -134,6 +134,28 @@ describe.each(REPLAY_MODES)('the admission object ($mode)', ({ alwaysReplay }) =
     expect(await admittedOnceFree(() => t.admit('c', 'done'))).toMatchObject({ queued: false })
   })
 
+  it('watches a batch\'s runs in one invocation and frees each slot as its run ends, in any order, a failure remembered', async () => {
+    const t = newTenant()
+    const batch = await t.admitMany([['a', 'park'], ['b', 'park']])
+    expect(batch.map(admission => admission.outcome)).toEqual(['admitted', 'admitted'])
+    // The tenant's watches while both runs wait: one for the batch, not one per run.
+    const tenant = t.key('').slice(0, -1)
+    const watches = (): Promise<Array<{ handler: string }>> => h().query(`SELECT target_handler_name AS handler FROM sys_invocation WHERE target_service_name = 'admission' AND target_service_key = '${tenant}' AND target_handler_name LIKE 'watch%' AND status <> 'completed'`)
+    await h().waitFor(async () => (await watches()).length > 0, 10_000, 'the batch\'s watch')
+    await new Promise(resolve => setTimeout(resolve, 300))
+    expect(await watches()).toEqual([{ handler: 'watchAll' }])
+    expect(await t.admit('c', 'park')).toEqual({ outcome: 'too_many_runs', maxRuns: 2 })
+    await finish(t.key('b')) // the second run ends first: its slot is free while the first still runs
+    expect(await admittedOnceFree(() => t.admit('c', 'done'))).toMatchObject({ queued: false })
+    const id = await parkedRun(t.key('a'))
+    parked.delete(t.key('a'))
+    const rejected = await fetch(`${h().ingressUrl}/restate/awakeables/${id}/reject`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'no' })
+    expect(rejected.status).toBeLessThan(300)
+    const failed = batch[0]?.outcome === 'admitted' ? batch[0].invocationId : ''
+    await h().waitFor(async () => (await t.failedRun('a')) === failed, 20_000, 'the failed run to be remembered')
+    expect(await admittedOnceFree(() => t.admit('d', 'done'))).toMatchObject({ queued: false })
+  })
+
   it('answers a repeated client key with what it started, refuses it with another body, per session and route', async () => {
     const t = newTenant()
     const idempotency = { key: 'k-1', fingerprint: 'f1' }
