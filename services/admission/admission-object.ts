@@ -133,7 +133,15 @@ async function watchAll(ctx: restate.ObjectSharedContext, runs: readonly Watched
   let waiting = runs.map(run => ({ run, end: ctx.invocation(restate.InvocationIdParser.fromString(run.invocationId)).attach()
     .map((_value, failure): EndedRun => ({ ...run, failed: failure !== undefined })) }))
   while (waiting.length > 0) {
-    const end = await restate.RestatePromise.race(waiting.map(each => each.end))
+    let end: EndedRun
+    try {
+      end = await restate.RestatePromise.race(waiting.map(each => each.end))
+    } catch (error) {
+      // The watch itself was cancelled: the runs it still waited for are reported ended, so no slot stays taken.
+      if (!(error instanceof restate.TerminalError)) throw error
+      for (const { run } of waiting) ctx.sendClient(admissionInterface, ctx.key).ended({ ...run, failed: true })
+      return
+    }
     ctx.sendClient(admissionInterface, ctx.key).ended(end)
     waiting = waiting.filter(each => each.run.invocationId !== end.invocationId)
   }

@@ -84,7 +84,8 @@ function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request:
       const derived = deriveEvents(cursor, changes)
       if (derived.events.length > 0) await appendToLog(ctx, derived.events, head)
       cursor = derived.cursor
-      const behind = changes.turnCount < (request?.turns ?? 0) || changes.runCount < (request?.runs ?? 0)
+      // Only a rung sync can be behind: a journaled one is processed after the writes it counts.
+      const behind = rung && (changes.turnCount < (request?.turns ?? 0) || changes.runCount < (request?.runs ?? 0))
       if (!behind && cursor.turns >= changes.turnCount && cursor.runs >= changes.runCount) break // a later write's ring brings what follows
       held = { turns: Math.max(changes.turnCount, request?.turns ?? 0), runs: Math.max(changes.runCount, request?.runs ?? 0) }
       if (behind) await ctx.sleep(BEHIND_PAUSE_MS)

@@ -156,6 +156,17 @@ describe.each(REPLAY_MODES)('the admission object ($mode)', ({ alwaysReplay }) =
     expect(await admittedOnceFree(() => t.admit('d', 'done'))).toMatchObject({ queued: false })
   })
 
+  it('frees the slots of a batch whose watch an operator cancelled', async () => {
+    const t = newTenant()
+    expect((await t.admitMany([['a', 'park'], ['b', 'park']])).map(admission => admission.outcome)).toEqual(['admitted', 'admitted'])
+    const tenant = t.key('').slice(0, -1)
+    const watch = await h().waitFor(async () => (await h().query<{ id: string }>(`SELECT id FROM sys_invocation WHERE target_service_name = 'admission' AND target_service_key = '${tenant}' AND target_handler_name = 'watchAll' AND status <> 'completed'`))[0]?.id, 10_000, 'the batch\'s watch')
+    expect(await h().cancel(watch)).toBeLessThan(300)
+    expect(await admittedOnceFree(() => t.admit('c', 'done'))).toMatchObject({ queued: false })
+    await finish(t.key('a'))
+    await finish(t.key('b'))
+  })
+
   it('answers a repeated client key with what it started, refuses it with another body, per session and route', async () => {
     const t = newTenant()
     const idempotency = { key: 'k-1', fingerprint: 'f1' }

@@ -51,7 +51,8 @@ export async function buildHostileFixture(): Promise<HostileFixture> {
   const { server, names: special } = await plantSpecialFiles(root)
   const remove = async (): Promise<void> => {
     await new Promise(resolve => server.close(resolve))
-    await rm(base, { recursive: true, force: true })
+    // The fuzz may nest folders past PATH_MAX (the worker opens them one by one): `fs.rm` cannot name those, GNU `rm` can.
+    await rm(base, { recursive: true, force: true }).catch(() => { execFileSync('rm', ['-rf', '--', base]) })
   }
   return { base, root, outside, canaryText, token: `fuzz-escape-${randomUUID().slice(0, 8)}`, names: [...names, ...special], remove }
 }
