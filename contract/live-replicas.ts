@@ -13,6 +13,11 @@ export const LIVE_REPLICAS_KEY = 'hubs'
 /** State key of the registered replicas, by URL. Durable: never rename. */
 export const LIVE_REPLICAS_STATE_KEY = 'replicas'
 
+/** State key of the awakeables of the gateways waiting for the list to change. Durable: never rename. */
+export const LIVE_REPLICAS_WATCHERS_STATE_KEY = 'watchers'
+/** Name of the service where a gateway parks until the registry's list changes. Durable: never rename. */
+export const LIVE_REPLICAS_WATCH_SERVICE = 'live_replicas_watch'
+
 /** A replica's claim to a live hub URL, which only a holder of the live token can make (see `replica-proof.ts`). */
 export interface LiveReplicaClaim {
   /** The hub's base URL as the gateways reach it, e.g. `http://10.0.0.5:9180`. */
@@ -38,11 +43,42 @@ export interface LiveReplica extends LiveReplicaClaim {
 }
 
 /**
+ * Input of `live_replicas/hubs/subscribe` (exclusive): resolve `awakeableId` with the list once it differs from what
+ * the caller holds (`known`, see {@link registryVersion}), at once when it already does.
+ */
+export interface SubscribeReplicasRequest { awakeableId: string; known: string }
+
+/** Input of `live_replicas/hubs/unsubscribe` (exclusive): forget a wait that timed out. */
+export interface UnsubscribeReplicasRequest { awakeableId: string }
+
+/** Input of `live_replicas_watch/wait`: the list the caller holds (`known`) and its longest wait. */
+export interface WatchReplicasRequest { known: string; timeoutMs: number }
+
+/** Output of `live_replicas_watch/wait`: the list once it changed, or null when `timeoutMs` passed first. */
+export type WatchReplicasResult = LiveReplica[] | null
+
+/**
+ * What a list of registrations is, for telling whether it changed: each URL with the process that holds it, sorted. A
+ * lease refreshed is the same list; a replica that came, went, or restarted (a new `instance`) is another.
+ */
+export function registryVersion(replicas: readonly Pick<LiveReplica, 'url' | 'instance'>[]): string {
+  return replicas.map(replica => `${replica.url} ${replica.instance}`).sort().join('\n')
+}
+
+/**
  * The registry's interface, where its typed clients come from (`connect(…).client(liveReplicasInterface, key)`):
- * `register` and `deregister` are exclusive, `list` is shared (it never waits behind a registration).
+ * `register`, `deregister`, `subscribe` and `unsubscribe` are exclusive, `list` is shared (it never waits behind a
+ * registration).
  */
 export const liveReplicasInterface = iface.object(LIVE_REPLICAS_SERVICE, {
   register: iface.json<RegisterReplicaRequest, void>(),
   deregister: iface.json<DeregisterReplicaRequest, void>(),
   list: iface.shared.json<void, LiveReplica[]>(),
+  subscribe: iface.json<SubscribeReplicasRequest, void>(),
+  unsubscribe: iface.json<UnsubscribeReplicasRequest, void>(),
+})
+
+/** The watch service's interface: `wait` parks (suspended in Restate) until the list changes or the wait times out. */
+export const liveReplicasWatchInterface = iface.service(LIVE_REPLICAS_WATCH_SERVICE, {
+  wait: iface.json<WatchReplicasRequest, WatchReplicasResult>(),
 })

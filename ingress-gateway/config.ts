@@ -27,7 +27,7 @@ export interface GatewayConfig {
   limits?: Partial<TenantLimits>
   /**
    * The services' live hubs (`model:delta` events) with their `ZIDANE_LIVE_TOKEN`: the fixed `urls` (`ZIDANE_LIVE_URLS`),
-   * or else those the replicas registered in Restate, read at `registryUrl` every `refreshMs`. Absent: durable events only.
+   * or else those the replicas registered in Restate, watched at `registryUrl` (a parked wait of at most `refreshMs`). Absent: durable events only.
    */
   live?: { token: string; urls?: string[]; registryUrl?: string; refreshMs?: number }
   /**

@@ -13,7 +13,7 @@ export interface LiveDeltasOptions extends LiveUpstreamOptions {
   urls?: readonly string[]
   /** Without `urls`: Restate's ingress, where the hubs the services replicas registered are read (`live_replicas`). */
   registryUrl?: string
-  /** How often the registry is read again while a session is followed (`ZIDANE_LIVE_REFRESH_MS`, default 5000). */
+  /** Longest wait of the gateway's parked watch of the registry (`ZIDANE_LIVE_REFRESH_MS`, default 60000). */
   refreshMs?: number
   /** Where the hubs are, in place of `urls` and `registryUrl` (tests). */
   replicas?: LiveReplicaDirectory

@@ -15,7 +15,7 @@ import { createEventDoorbell } from './event-log/event-doorbell'
 import { inboxObject } from './inbox/inbox-object'
 import { createLiveHub } from './live/live-hub'
 import type { LiveHub } from './live/live-hub'
-import { liveReplicasObject } from './live/replica-registry-object'
+import { liveReplicasObject, liveReplicasWatchService } from './live/replica-registry-object'
 import { resumerObject } from './resumer/resumer-object'
 import { sessionIndexObject } from './session-index/session-index-object'
 import type { ShellStatus } from './shell-policy'
@@ -85,7 +85,7 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
     tracing,
   }
   const agents = [sessionObject(deps, options.session), childService(deps)]
-  const others = [resumerObject, inboxObject, eventLogObject, eventWatchService, admissionObject, liveReplicasObject({ token: options.liveToken }), sessionIndexObject({ retentionMs: config.sessionRetentionMs })]
+  const others = [resumerObject, inboxObject, eventLogObject, eventWatchService, admissionObject, liveReplicasObject({ token: options.liveToken }), liveReplicasWatchService, sessionIndexObject({ retentionMs: config.sessionRetentionMs })]
   const definitions = [...agents, ...others] as restate.ServiceDefinition<string, unknown>[]
   const mcpServers = deps.mcp.servers.map(server => `${server.name} (${server.transport}${server.tenants ? `, ${server.tenants.length} tenants` : ''})`)
   return { definitions, liveHub: deps.liveHub, doorbell: deps.doorbell, shell: tools.shell.status, mcpServers, tracing, fileWorkers }

@@ -14,12 +14,16 @@ export interface LiveConfig {
    * Default `http://<host>:<port>`, with the machine's host name for a hub that binds every interface.
    */
   advertisedUrl: string
-  /** `ZIDANE_LIVE_LEASE_MS` (default 15000): how long a registration holds unrefreshed; refreshed every third of it. */
+  /** `ZIDANE_LIVE_LEASE_MS` (default 60000): how long a registration holds unrefreshed; refreshed every third of it. */
   leaseMs: number
 }
 
-/** Default of {@link LiveConfig.leaseMs}: a replica killed without deregistering drops out of the gateways within it. */
-export const DEFAULT_LIVE_LEASE_MS = 15_000
+/**
+ * Default of {@link LiveConfig.leaseMs}: 60 s, refreshed every 20 s (three short invocations a minute per replica). A
+ * replica killed without deregistering drops out of the registry within it, and out of a gateway at its watch's next
+ * renewal (`ZIDANE_LIVE_REFRESH_MS`, 60 s).
+ */
+export const DEFAULT_LIVE_LEASE_MS = 60_000
 
 /** Reads the live hub's settings from the environment. */
 export function loadLiveConfig(env: NodeJS.ProcessEnv = process.env): LiveConfig {

@@ -11,7 +11,7 @@ describe('gateway config of the live hubs', () => {
 
   it('without hub URLs, reads the hubs the services registered in Restate, through its ingress', () => {
     const config = loadGatewayConfig({ ...keys, RESTATE_INGRESS_URL: 'http://restate:8080/', ZIDANE_LIVE_TOKEN: 'shared' })
-    expect(config.live).toEqual({ token: 'shared', registryUrl: 'http://restate:8080', refreshMs: 5_000 })
+    expect(config.live).toEqual({ token: 'shared', registryUrl: 'http://restate:8080', refreshMs: 60_000 })
     expect(loadGatewayConfig({ ...keys, ZIDANE_LIVE_TOKEN: 'shared', ZIDANE_LIVE_REFRESH_MS: '500' }).live?.refreshMs).toBe(500)
     expect(() => loadGatewayConfig({ ...keys, ZIDANE_LIVE_TOKEN: 'shared', ZIDANE_LIVE_REFRESH_MS: '0' })).toThrow(/ZIDANE_LIVE_REFRESH_MS/)
   })

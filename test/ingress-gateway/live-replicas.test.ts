@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { discoveredReplicas } from '../../ingress-gateway/live-replicas'
 import { replicaProof } from '../../services/live/replica-proof'
 import type { LiveReplica } from '../../contract/live-replicas'
+import { registryVersion } from '../../contract/live-replicas'
 
 const token = 'live-token-0123456789'
 
@@ -33,7 +34,7 @@ describe('the live hubs a gateway discovers in Restate', () => {
   it('reads the registry only while a session is followed, keeps the last list when a read fails, and tells of changes', async () => {
     let reads = 0
     let answer: () => LiveReplica[] = () => [registered('http://10.0.0.1:9180')]
-    const directory = discoveredReplicas({ ingressUrl: 'http://unused', token, refreshMs: 20, read: async () => { reads++; return answer() } })
+    const directory = discoveredReplicas({ ingressUrl: 'http://unused', token, minIntervalMs: 20, retryMs: 20, read: async () => { reads++; return answer() } })
     await new Promise(resolve => setTimeout(resolve, 60))
     expect(reads).toBe(0)
     const seen: Array<readonly string[]> = []
@@ -51,5 +52,19 @@ describe('the live hubs a gateway discovers in Restate', () => {
     const stoppedAt = reads
     await new Promise(resolve => setTimeout(resolve, 80))
     expect(reads).toBeLessThanOrEqual(stoppedAt + 1)
+  })
+
+  it('asks the registry for a list other than the one it holds, and keeps its list when a wait ends with nothing new', async () => {
+    const asked: string[] = []
+    let answer: LiveReplica[] | null = [registered('http://10.0.0.1:9180')]
+    const directory = discoveredReplicas({ ingressUrl: 'http://unused', token, minIntervalMs: 10, read: async (known) => { asked.push(known); const given = answer; answer = null; return given } })
+    const seen: Array<readonly string[]> = []
+    const unwatch = directory.watch(urls => seen.push(urls))
+    await until(() => asked.length >= 3)
+    unwatch()
+    expect(asked[1]).toBe(registryVersion([registered('http://10.0.0.1:9180')]))
+    expect(asked[0]).not.toBe(asked[1]) // the first read of a spell waits for nothing
+    expect(seen).toEqual([['http://10.0.0.1:9180']])
+    expect(directory.urls()).toEqual(['http://10.0.0.1:9180'])
   })
 })

@@ -23,7 +23,7 @@ describe('live hub wiring of the local stack', () => {
   it('puts the hub on the services port + 100 unless ZIDANE_LIVE_PORT says otherwise, in the stack and in the services alike', async () => {
     expect((await loadStackConfig({ ZIDANE_DATA_DIR: dataDir, GATEWAY_OPEN: '1', SERVICES_PORT: '9500' })).livePort).toBe(9600)
     expect(loadLiveConfig({ SERVICES_PORT: '9500' }).port).toBe(9600)
-    expect(loadLiveConfig({ SERVICES_PORT: '9500', ZIDANE_LIVE_PORT: '7001' })).toEqual({ port: 7001, host: '127.0.0.1', token: undefined, advertisedUrl: 'http://127.0.0.1:7001', leaseMs: 15_000 })
+    expect(loadLiveConfig({ SERVICES_PORT: '9500', ZIDANE_LIVE_PORT: '7001' })).toEqual({ port: 7001, host: '127.0.0.1', token: undefined, advertisedUrl: 'http://127.0.0.1:7001', leaseMs: 60_000 })
   })
 
   it('advertises the hub at its bind address, the host name when it binds every interface, or ZIDANE_LIVE_ADVERTISED_URL', () => {
@@ -35,7 +35,7 @@ describe('live hub wiring of the local stack', () => {
   it('keeps the lease between 1 s and 10 min', () => {
     expect(loadLiveConfig({ ZIDANE_LIVE_LEASE_MS: '3000' }).leaseMs).toBe(3_000)
     expect(loadLiveConfig({ ZIDANE_LIVE_LEASE_MS: '10' }).leaseMs).toBe(1_000)
-    expect(loadLiveConfig({ ZIDANE_LIVE_LEASE_MS: 'soon' }).leaseMs).toBe(15_000)
+    expect(loadLiveConfig({ ZIDANE_LIVE_LEASE_MS: 'soon' }).leaseMs).toBe(60_000)
   })
 
   it('hands the live port and token to the services process', () => {

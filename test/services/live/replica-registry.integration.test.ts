@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { discoveredReplicas } from '../../../ingress-gateway/live-replicas'
 import { replicaProof } from '../../../services/live/replica-proof'
-import { LIVE_REPLICAS_KEY, liveReplicasInterface } from '../../../contract/live-replicas'
+import { LIVE_REPLICAS_KEY, liveReplicasInterface, liveReplicasWatchInterface, registryVersion } from '../../../contract/live-replicas'
 import type { LiveReplica } from '../../../contract/live-replicas'
-import { liveReplicasObject } from '../../../services/live/replica-registry-object'
+import { liveReplicasObject, liveReplicasWatchService } from '../../../services/live/replica-registry-object'
 import { startReplicaRegistration } from '../../../services/live/replica-registration'
 import { printLogsOnFailure, startRestateHarness, waitFor } from '../../helpers/restate/restate-harness'
 import type { RestateHarness } from '../../helpers/restate/restate-harness'
@@ -14,7 +14,7 @@ describe('the live-replica registry on a real Restate server', { timeout: 60_000
   let harness: RestateHarness | undefined
   const h = (): RestateHarness => { if (!harness) throw new Error('no harness'); return harness }
   printLogsOnFailure(() => harness)
-  beforeAll(async () => { harness = await startRestateHarness({ services: [liveReplicasObject({ token })] }) }, 60_000)
+  beforeAll(async () => { harness = await startRestateHarness({ services: [liveReplicasObject({ token }), liveReplicasWatchService] }) }, 60_000)
   afterAll(async () => { await harness?.stop() })
 
   const registry = () => h().ingress.client(liveReplicasInterface, LIVE_REPLICAS_KEY)
@@ -56,13 +56,40 @@ describe('the live-replica registry on a real Restate server', { timeout: 60_000
     expect(await listed()).toEqual([])
   })
 
-  it('is what a gateway reads through the ingress with the typed client', async () => {
+  it('is what a gateway follows through the ingress with the typed client: a parked watch, woken by each change', async () => {
     await registry().register(claim('http://127.0.0.1:19185', 'gw', 60_000))
-    const directory = discoveredReplicas({ ingressUrl: h().ingressUrl, token })
+    const waitsBefore = h().endpointRequests('live_replicas_watch', 'wait')
+    const directory = discoveredReplicas({ ingressUrl: h().ingressUrl, token, refreshMs: 60_000 })
     const seen: Array<readonly string[]> = []
     const unwatch = directory.watch(urls => seen.push(urls))
     await waitFor(() => seen.length > 0, 5_000, 'the first read')
-    unwatch()
     expect(directory.urls()).toEqual(['http://127.0.0.1:19185'])
+    // Nothing changes for a while: the gateway's watch stays parked (one wait, not a read per interval).
+    await new Promise(resolve => setTimeout(resolve, 1_500))
+    expect(h().endpointRequests('live_replicas_watch', 'wait') - waitsBefore).toBeLessThanOrEqual(2)
+    // A replica that comes, then one that leaves, reaches the gateway at once, not at the next renewal 60 s later.
+    await registry().register(claim('http://127.0.0.1:19186', 'gw', 60_000))
+    await waitFor(() => seen.some(urls => urls.includes('http://127.0.0.1:19186')), 5_000, 'the new hub')
+    await registry().deregister(claim('http://127.0.0.1:19185', 'gw', 0))
+    await waitFor(() => directory.urls().join() === 'http://127.0.0.1:19186', 5_000, 'the hub that left')
+    unwatch()
+    await registry().deregister(claim('http://127.0.0.1:19186', 'gw', 0))
+  })
+
+  it('answers a watch at once when the list is not the caller\'s, null when nothing changed within its wait, and keeps no wait after it', async () => {
+    const watch = h().ingress.client(liveReplicasWatchInterface)
+    await registry().register(claim('http://127.0.0.1:19187', 'w', 60_000))
+    const now = await registry().list()
+    expect((await watch.wait({ known: 'something else', timeoutMs: 10_000 }))?.map(replica => replica.url)).toEqual(now.map(replica => replica.url))
+    expect(await watch.wait({ known: registryVersion(now), timeoutMs: 300 })).toBeNull()
+    // A lease refreshed is the same list: it wakes nobody.
+    const waiting = watch.wait({ known: registryVersion(now), timeoutMs: 1_500 })
+    await new Promise(resolve => setTimeout(resolve, 300))
+    await registry().register(claim('http://127.0.0.1:19187', 'w', 60_000))
+    expect(await waiting).toBeNull()
+    const watchers = async (): Promise<number> => (await h().query<{ n: number }>("SELECT count(*) AS n FROM state WHERE service_name = 'live_replicas' AND key = 'watchers'"))[0]?.n ?? 0
+    await waitFor(async () => Number(await watchers()) === 0, 5_000, 'the timed-out waits to be forgotten')
+    await expect(watch.wait({ known: '', timeoutMs: 0 })).rejects.toMatchObject({ status: 400 })
+    await registry().deregister(claim('http://127.0.0.1:19187', 'w', 0))
   })
 })
