@@ -24,12 +24,14 @@ export async function grepFiles(root: string, userPath: string, pattern: string,
   const budget = walkBudget()
   const output: string[] = []
   let bytes = 0
+  const keep = (line: string): boolean => {
+    bytes += Buffer.byteLength(line) + 1
+    if (output.length === GREP_MAX_MATCHES || bytes > GREP_MAX_OUTPUT_BYTES) return false
+    output.push(line)
+    return true
+  }
   for await (const target of listTargets(base, glob, budget)) {
-    for (const line of await matchingLines(target, regex)) {
-      bytes += Buffer.byteLength(line) + 1
-      if (output.length === GREP_MAX_MATCHES || bytes > GREP_MAX_OUTPUT_BYTES) return `${output.join('\n')}\n[Output capped; more matches exist. Narrow the pattern, path or glob.]`
-      output.push(line)
-    }
+    if (!(await keepMatchingLines(target, regex, keep))) return `${output.join('\n')}\n[Output capped; more matches exist. Narrow the pattern, path or glob.]`
   }
   const note = budget.truncated ? `\n[The search stopped after ${budget.entries} entries; narrow the path.]` : ''
   return output.length === 0 ? `No matches found.${note}` : `${output.join('\n')}${note}`
@@ -78,12 +80,20 @@ function globFilter(glob: string): (relative: string) => boolean {
   return glob.includes('/') ? relative => matcher.test(relative) : relative => matcher.test(relative.slice(relative.lastIndexOf('/') + 1))
 }
 
-async function matchingLines(target: Target, regex: RegExp): Promise<string[]> {
+/**
+ * Hands `keep` each line of `target` that matches, as `file:line: text`, until it answers false (the output is full):
+ * then false. A file of millions of matching lines is never held as that many output lines (4 MiB of empty lines
+ * matching `^` ran the worker out of heap that way).
+ */
+async function keepMatchingLines(target: Target, regex: RegExp, keep: (line: string) => boolean): Promise<boolean> {
   const content = await readSearchable(target)
-  if (content === null) return []
-  const matches: string[] = []
-  content.split(/\r?\n/).forEach((line, index) => { if (regex.test(line)) matches.push(`${target.relative}:${index + 1}: ${clip(line)}`) })
-  return matches
+  if (content === null) return true
+  const lines = content.split(/\r?\n/)
+  for (let index = 0; index < lines.length; index += 1) {
+    const line = lines[index] as string
+    if (regex.test(line) && !keep(`${target.relative}:${index + 1}: ${clip(line)}`)) return false
+  }
+  return true
 }
 
 /** The file's text, or null when it is not a regular file, too large, binary or unreadable. */
