@@ -116,7 +116,7 @@ export function createFileWorker(root: string, options: FileWorkerOptions = {}):
   const pool = options.pool ?? createFileWorkerPool({ idleMs: options.idleMs ?? FILE_WORKER_IDLE_MS, maxIdlePerScope: MAX_IDLE_WORKERS, ...(options.onWorkerStart ? { onWorkerStart: options.onWorkerStart } : {}) })
   return async (operation, signal) => {
     if (signal.aborted) throw abortedError()
-    const worker = await pool.acquire(start, signal)
+    const worker = await pool.acquire(start, signal, root) // served fairly among the sessions sharing the worker
     const request = JSON.stringify({ ...operation, root, ...(quotaBytes === undefined ? {} : { quotaBytes }) })
     const outcome = await exchange(worker, request, timeoutMs, signal)
     pool.release(worker, outcome.kind === 'reply' && outcome.reply.retire !== true)

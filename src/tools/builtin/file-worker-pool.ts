@@ -45,8 +45,11 @@ export interface FileWorkerPool {
   /**
    * A live worker started with `start` (an idle one of the same scope, else a new one), its idle timer stopped. Waits
    * while its scope or its tenant is at its bound, only for a worker of that scope or tenant; throws `ToolError` `aborted` when `signal` aborts first, `tool_unavailable` once closed.
+   * Waiting calls are served by `caller` (a session's folder; default the scope) fewest workers in use first, then in
+   * order: a session with many slow calls queued makes a sibling's call wait for one worker to come free, not for all
+   * of its own calls.
    */
-  acquire(start: StartCommandOptions, signal: AbortSignal): Promise<WarmWorker>
+  acquire(start: StartCommandOptions, signal: AbortSignal, caller?: string): Promise<WarmWorker>
   /** Gives a worker back after its call: kept idle when `reusable` (and under the caps), else killed. */
   release(worker: WarmWorker, reusable: boolean): void
   /** Live workers (busy and idle, not yet killed), of `tenant`'s scopes only when given. */
@@ -68,7 +71,7 @@ export const FILE_WORKER_EVICT_AFTER_MS = 500
 
 /** The workers of one start (one session's workspace); `tenant` names the tenant whose bound they count in. */
 interface Scope { key: string; start: StartCommandOptions; tenant: string; live: Set<WarmWorker>; idle: WarmWorker[] }
-interface Waiter { key: string; start: StartCommandOptions; resolve: (worker: WarmWorker) => void; reject: (error: ToolError) => void }
+interface Waiter { key: string; start: StartCommandOptions; caller: string; resolve: (worker: WarmWorker) => void; reject: (error: ToolError) => void }
 
 /** A {@link FileWorkerPool} within `options`' bounds. */
 export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileWorkerPool {
@@ -87,6 +90,22 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   const tenantLive = new Map<string, number>()
   const sandboxes = new WeakMap<CommandSandbox, number>()
   const waiters: Waiter[] = []
+  // Workers each caller holds now, and who holds each: waiting calls are served fewest in use first.
+  const inUse = new Map<string, number>()
+  const holderOf = new Map<WarmWorker, string>()
+  const hold = (worker: WarmWorker, caller: string): WarmWorker => {
+    holderOf.set(worker, caller)
+    inUse.set(caller, (inUse.get(caller) ?? 0) + 1)
+    return worker
+  }
+  const letGo = (worker: WarmWorker): void => {
+    const caller = holderOf.get(worker)
+    if (caller === undefined) return
+    holderOf.delete(worker)
+    const left = (inUse.get(caller) ?? 1) - 1
+    if (left > 0) inUse.set(caller, left)
+    else inUse.delete(caller)
+  }
   let wakeTimer: NodeJS.Timeout | undefined
   let wakeAt = Infinity
   let closed = false
@@ -196,15 +215,28 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
     worker.process.keepAlive(true)
     return worker
   }
+  /**
+   * The index of the next waiter to try: the first of those whose callers have the fewest workers in use, among the
+   * scopes not `full` (a scope that could not serve one of its waiters serves none of them in this pump).
+   */
+  const nextWaiter = (full: ReadonlySet<string>): number => {
+    let best = -1
+    let bestInUse = Infinity
+    waiters.forEach((waiter, index) => {
+      const held = inUse.get(waiter.caller) ?? 0
+      if (held < bestInUse && !full.has(waiter.key)) { best = index; bestInUse = held }
+    })
+    return best
+  }
   function pump(): void {
-    for (let index = 0; index < waiters.length;) {
+    // Each pass serves one waiter (the counts change) or finds one more scope that can serve nobody now.
+    const full = new Set<string>()
+    for (let index = nextWaiter(full); index >= 0; index = nextWaiter(full)) {
       const waiter = waiters[index] as Waiter
       const worker = serve(waiter.key, waiter.start)
-      if (worker === undefined) index += 1
-      else {
-        waiters.splice(index, 1)
-        waiter.resolve(worker)
-      }
+      if (worker === undefined) { full.add(waiter.key); continue }
+      waiters.splice(index, 1)
+      waiter.resolve(hold(worker, waiter.caller))
     }
     trim()
   }
@@ -217,13 +249,14 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
   }
 
   return {
-    acquire: (start, signal) => {
+    acquire: (start, signal, caller) => {
       if (closed) return Promise.reject(new ToolError('The file tools are shutting down.', 'tool_unavailable'))
       if (signal.aborted) return Promise.reject(abortedError())
       const key = keyOf(start)
+      const holder = caller ?? key
       if (waiters.length === 0) {
         const worker = serve(key, start)
-        if (worker !== undefined) return Promise.resolve(worker)
+        if (worker !== undefined) return Promise.resolve(hold(worker, holder))
       }
       return new Promise((resolve, reject) => {
         const onAbort = (): void => {
@@ -234,6 +267,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
         const waiter: Waiter = {
           key,
           start,
+          caller: holder,
           resolve: worker => { signal.removeEventListener('abort', onAbort); resolve(worker) },
           reject: error => { signal.removeEventListener('abort', onAbort); reject(error) },
         }
@@ -243,6 +277,7 @@ export function createFileWorkerPool(options: FileWorkerPoolOptions = {}): FileW
       })
     },
     release: (worker, reusable) => {
+      letGo(worker)
       const scope = scopeOf.get(worker)
       if (scope === undefined || closed || !reusable || worker.dead) kill(worker)
       else keepIdle(worker, scope)

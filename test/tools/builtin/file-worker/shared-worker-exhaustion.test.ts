@@ -124,4 +124,19 @@ describe.each(modes)('a file worker shared by a tenant\'s sessions, worn down by
     expect(await Promise.all(sibling)).toEqual(Array.from({ length: 20 }, () => `secret.txt:1: ${SECRET}`))
     expect(await outcome(one, { op: 'list', path: '.' })).toBe('slow.txt')
   }, 20_000)
+
+  it('serves a sibling\'s call as soon as one worker comes free, however many slow calls the other session queued first', async () => {
+    pool.close()
+    pool = createFileWorkerPool({ maxWorkersPerScope: 2 })
+    one = createFileWorker(s1, { tenant: 'acme', confineTo: tenant, pool, timeoutMs: 1_000, ...(sandbox ? { sandbox } : {}) })
+    two = createFileWorker(s2, { tenant: 'acme', confineTo: tenant, pool, timeoutMs: 8_000, ...(sandbox ? { sandbox } : {}) })
+    await writeFile(path.join(s1, 'slow.txt'), `${'a'.repeat(40)}!\n`.repeat(20))
+    let settled = 0
+    const slow = Array.from({ length: 8 }, () => outcome(one, { op: 'grep', path: '.', pattern: '^(a|a)*\\1$' }).finally(() => { settled += 1 }))
+    await new Promise(resolve => setTimeout(resolve, 100)) // s1's calls are queued first
+    expect(await outcome(two, { op: 'read', path: 'secret.txt', offset: 1, limit: 5 })).toBe(`1\t${SECRET}`)
+    // Served after the first of s1's calls that ran out of time, not after all 8 of them (4 rounds of 1 s).
+    expect(settled).toBeLessThanOrEqual(3)
+    expect(await Promise.all(slow)).toEqual(Array.from({ length: 8 }, () => 'error:tool_timeout'))
+  }, 30_000)
 })
