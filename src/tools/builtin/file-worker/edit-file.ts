@@ -2,7 +2,7 @@ import { constants } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'
 import { EDIT_FILE_MAX_BYTES } from './limits.ts'
-import { openRegular } from './open-regular.ts'
+import { openRegular, readAtMost } from './open-regular.ts'
 import { assertRoomFor } from './quota.ts'
 import { resolveInside } from './resolve-path.ts'
 
@@ -24,7 +24,9 @@ export async function editFile(root: string, userPath: string, edit: Edit, quota
   try {
     const { size } = await handle.stat()
     if (size > EDIT_FILE_MAX_BYTES) throw new FileToolFailure('file_too_large', `${file.relative} is ${size} bytes; edit_file edits files up to ${EDIT_FILE_MAX_BYTES} bytes. Use shell for larger files.`)
-    const content = (await handle.readFile()).toString('utf8')
+    const bytes = await readAtMost(handle, EDIT_FILE_MAX_BYTES)
+    if (bytes === null) throw new FileToolFailure('file_too_large', `${file.relative} grew past ${EDIT_FILE_MAX_BYTES} bytes while it was read; edit_file edits files up to ${EDIT_FILE_MAX_BYTES} bytes. Use shell for larger files.`)
+    const content = bytes.toString('utf8')
     const count = countOccurrences(content, edit.oldText)
     if (count === 0) throw new FileToolFailure('old_text_not_found', `oldText was not found in ${file.relative}. Read the file and copy the text exactly, including whitespace.`)
     if (count > 1 && !edit.replaceAll) throw new FileToolFailure('old_text_ambiguous', `oldText occurs ${count} times in ${file.relative}. Add surrounding lines to make it unique, or set replaceAll to true.`)

@@ -4,7 +4,7 @@ import { openFolderBeneath } from './beneath.ts'
 import { compileGlob } from './compile-glob.ts'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'
 import { GREP_MAX_FILE_BYTES, GREP_MAX_MATCHES, GREP_MAX_OUTPUT_BYTES } from './limits.ts'
-import { openRegular, openRegularAt } from './open-regular.ts'
+import { openRegular, openRegularAt, readAtMost } from './open-regular.ts'
 import { resolveInside } from './resolve-path.ts'
 import type { ResolvedPath } from './resolve-path.ts'
 import { joinRelative, walkBudget, walkFiles } from './walk-files.ts'
@@ -102,8 +102,8 @@ async function readSearchable(target: Target): Promise<string | null> {
   if (handle === null) return null
   try {
     if ((await handle.stat()).size > GREP_MAX_FILE_BYTES) return null
-    const buffer = await handle.readFile()
-    return buffer.length > GREP_MAX_FILE_BYTES || buffer.subarray(0, 8192).includes(0) ? null : buffer.toString('utf8')
+    const buffer = await readAtMost(handle, GREP_MAX_FILE_BYTES)
+    return buffer === null || buffer.subarray(0, 8192).includes(0) ? null : buffer.toString('utf8')
   } finally {
     await handle.close()
   }

@@ -70,3 +70,21 @@ function assertRegular(stats: { isFile(): boolean; isDirectory(): boolean; isSym
 function notRegular(relative: string): FileToolFailure {
   return new FileToolFailure('not_a_file', `${relative} is not a regular file (a FIFO, socket or device); file tools only read and write regular files.`)
 }
+
+/**
+ * The whole content of an open file when it holds at most `maxBytes`, else null: it reads at most `maxBytes + 1` bytes,
+ * however large the file has grown since it was measured (the tenant's own shell can extend it, sparse, in between:
+ * `readFile` would then allocate whatever size it finds).
+ */
+export async function readAtMost(handle: FileHandle, maxBytes: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = []
+  let total = 0
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, maxBytes + 1 - total))
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, total)
+    if (bytesRead === 0) return Buffer.concat(chunks, total)
+    chunks.push(chunk.subarray(0, bytesRead))
+    total += bytesRead
+    if (total > maxBytes) return null
+  }
+}
