@@ -45,12 +45,21 @@ describe('the loopback cluster (3 Restate nodes, 2 services replicas, 2 gateways
   }
 
   it('serves sessions through both gateways and both services replicas, with partition leaders on more than one node', async () => {
+    // A connection Restate drops while a fresh cluster settles its partition leaders cuts a run's call short: the run
+    // then reports the write interrupted (at most once), which is right, and the session is asked again once.
+    let interrupted = 0
     for (let index = 0; index < 6; index++) {
-      const { status: code, json } = await postOnNewConnection(`${c().gatewayUrl}/v1/sessions/spread-${index}/prompts?wait=true`, c().apiKey, { prompt: `write: f.txt spread-${index}\nread: f.txt` })
+      const ask = (sessionId: string) => postOnNewConnection(`${c().gatewayUrl}/v1/sessions/${sessionId}/prompts?wait=true`, c().apiKey, { prompt: `write: f.txt spread-${index}\nread: f.txt` })
+      let { status: code, json } = await ask(`spread-${index}`)
+      if ((json as { text?: string } | undefined)?.text?.includes('[Tool use interrupted]') === true) {
+        interrupted += 1
+        ;({ status: code, json } = await ask(`spread-${index}-again`))
+      }
       expect(code).toBe(200)
       expect((json as { status: string; text: string }).status).toBe('completed')
       expect((json as { text: string }).text).toContain(`spread-${index}`)
     }
+    expect(interrupted).toBeLessThanOrEqual(1)
     expect(Object.values(c().balancers.gateway.counts()).filter(count => count > 0).length).toBe(2)
     expect(Object.values(c().balancers.services.counts()).filter(count => count > 0).length).toBe(2)
     const leaders = await Promise.all(c().nodeFabricUrls.map(url => leaderActions(url)))
