@@ -2,17 +2,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { bubblewrapSandbox, isSandboxUsable } from '../../../src/tools/builtin/command-sandbox'
-import type { CommandSandbox } from '../../../src/tools/builtin/command-sandbox'
 import { createFileWorker } from '../../../src/tools/builtin/file-worker-client'
 import { createFileWorkerPool } from '../../../src/tools/builtin/file-worker-pool'
 import type { FileWorker, FileWorkerOptions } from '../../../src/tools/builtin/file-worker-client'
 import { groupHasProcesses, stopRunningCommands } from '../../../src/tools/builtin/run-command'
-import { useSandbox } from './tool-context'
+import { sandboxModes, useSandbox } from './tool-context'
 
-const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
-const modes: Array<[string, CommandSandbox | undefined]> = [['without a sandbox', undefined]]
-if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
+const modes = sandboxModes()
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs

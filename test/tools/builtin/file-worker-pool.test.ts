@@ -2,8 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
-import { bubblewrapSandbox, isSandboxUsable } from '../../../src/tools/builtin/command-sandbox'
-import type { CommandSandbox } from '../../../src/tools/builtin/command-sandbox'
+import { isSandboxUsable } from '../../../src/tools/builtin/command-sandbox'
 import { createFileWorker, fileWorkerStart } from '../../../src/tools/builtin/file-worker-client'
 import type { FileWorker, FileWorkerOptions } from '../../../src/tools/builtin/file-worker-client'
 import { createFileWorkerPool } from '../../../src/tools/builtin/file-worker-pool'
@@ -12,11 +11,10 @@ import { exchange } from '../../../src/tools/builtin/file-worker-process'
 import type { WarmWorker } from '../../../src/tools/builtin/file-worker-process'
 import type { StartCommandOptions } from '../../../src/tools/builtin/run-command'
 import { groupHasProcesses } from '../../../src/tools/builtin/run-command'
-import { useSandbox } from './tool-context'
+import { sandboxModes, testSandbox, useSandbox } from './tool-context'
 
-const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
-const modes: Array<[string, CommandSandbox | undefined]> = [['without a sandbox', undefined]]
-if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
+const bwrap = testSandbox
+const modes = sandboxModes()
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs

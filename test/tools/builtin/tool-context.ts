@@ -9,6 +9,8 @@ import type { JsonObject } from '../../../src/json'
 import { createMemoryToolStateStore } from '../../../src/durable/memory-tool-state-store'
 import type { ToolContext, ToolDef, ToolOutput, ToolResult } from '../../../src/tools/tool'
 import { toToolResult } from '../../../src/tools/tool'
+import { bubblewrapSandbox, isSandboxUsable } from '../../../src/tools/builtin/command-sandbox'
+import type { CommandSandbox } from '../../../src/tools/builtin/command-sandbox'
 
 /** Builds a minimal `ToolContext` for calling a tool directly; fields can be overridden. */
 export function createToolContext(overrides: Partial<ToolContext> = {}): ToolContext {
@@ -74,4 +76,17 @@ export async function writeTree(base: string, files: Readonly<Record<string, str
     await mkdir(path.dirname(file), { recursive: true })
     await writeFile(file, content)
   }
+}
+
+/** The bubblewrap sandbox the file-worker tests run in (when this machine can run it). */
+export const testSandbox = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
+
+/**
+ * The modes a file-worker test runs in, for `describe.each`: without a sandbox, and in {@link testSandbox} when it is
+ * usable here. `plainName` names the first mode.
+ */
+export function sandboxModes(plainName = 'without a sandbox'): Array<[string, CommandSandbox | undefined]> {
+  const modes: Array<[string, CommandSandbox | undefined]> = [[plainName, undefined]]
+  if (isSandboxUsable(testSandbox, '/tmp')) modes.push(['in the bubblewrap sandbox', testSandbox])
+  return modes
 }

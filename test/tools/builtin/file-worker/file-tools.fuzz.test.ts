@@ -1,12 +1,10 @@
 import fc from 'fast-check'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bubblewrapSandbox, isSandboxUsable } from '../../../../src/tools/builtin/command-sandbox'
-import type { CommandSandbox } from '../../../../src/tools/builtin/command-sandbox'
 import { createBuiltinTools } from '../../../../src/tools/builtin/create-builtin-tools'
 import type { ToolDef } from '../../../../src/tools/tool'
 import { ToolError } from '../../../../src/tools/tool'
-import { runTool } from '../tool-context'
+import { runTool, sandboxModes } from '../tool-context'
 import { fileToolCall, HOST_MARKERS } from './file-tool-inputs'
 import type { FileToolCall } from './file-tool-inputs'
 import { buildHostileFixture, escapeLeftovers, outsideFingerprint } from './hostile-fixture'
@@ -63,9 +61,7 @@ function assertWellBehaved(result: Answer, drawn: FileToolCall, fixture: Hostile
   expect(text).not.toContain(fixture.canaryText.trim())
 }
 
-const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
-const modes: Array<[string, CommandSandbox | undefined]> = [['in a plain child process', undefined]]
-if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
+const modes = sandboxModes('in a plain child process')
 
 let fixture: HostileFixture
 let fingerprint: string

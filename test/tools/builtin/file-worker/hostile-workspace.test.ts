@@ -4,13 +4,11 @@ import { createServer } from 'node:net'
 import type { Server } from 'node:net'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { bubblewrapSandbox, isSandboxUsable } from '../../../../src/tools/builtin/command-sandbox'
-import type { CommandSandbox } from '../../../../src/tools/builtin/command-sandbox'
 import { builtinWorkspace, createBuiltinTools } from '../../../../src/tools/builtin/create-builtin-tools'
 import { workspaceOutputWriter } from '../../../../src/tools/builtin/workspace'
 import type { ToolDef, ToolResult } from '../../../../src/tools/tool'
 import { ToolError } from '../../../../src/tools/tool'
-import { runTool, useSandbox } from '../tool-context'
+import { runTool, sandboxModes, useSandbox } from '../tool-context'
 
 const TIMEOUT_MS = 4000
 const CANARY = 'host file, must never change\n'
@@ -26,9 +24,7 @@ async function attempt(tool: ToolDef, input: Record<string, unknown>): Promise<{
   }
 }
 
-const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
-const modes: Array<[string, CommandSandbox | undefined]> = [['without a sandbox', undefined]]
-if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
+const modes = sandboxModes()
 
 describe.each(modes)('file tools against a hostile workspace, %s', (_mode, sandbox) => {
   const folders = useSandbox()

@@ -3,14 +3,12 @@ import { readdirSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { bubblewrapSandbox, isSandboxUsable } from '../../../../src/tools/builtin/command-sandbox'
-import type { CommandSandbox } from '../../../../src/tools/builtin/command-sandbox'
 import { createFileWorker } from '../../../../src/tools/builtin/file-worker-client'
 import type { FileOperation, FileWorker } from '../../../../src/tools/builtin/file-worker-client'
 import { createFileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
 import type { FileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
 import { ToolError } from '../../../../src/tools/tool'
-import { useSandbox } from '../tool-context'
+import { sandboxModes, useSandbox } from '../tool-context'
 
 /**
  * Session `s1` of tenant `acme` tries to wear down the file worker it shares with its sibling `s2` (one warm worker
@@ -24,9 +22,7 @@ async function outcome(worker: FileWorker, operation: FileOperation): Promise<st
   return worker(operation, new AbortController().signal).then(text => text, (error: unknown) => `error:${error instanceof ToolError ? error.code : String(error)}`)
 }
 
-const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
-const modes: Array<[string, CommandSandbox | undefined]> = [['without a sandbox', undefined]]
-if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
+const modes = sandboxModes()
 
 describe.each(modes)('a file worker shared by a tenant\'s sessions, worn down by one of them, %s', (_mode, sandbox) => {
   const folders = useSandbox()

@@ -3,8 +3,6 @@ import { constants, existsSync, readdirSync } from 'node:fs'
 import { mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { bubblewrapSandbox, isSandboxUsable } from '../../../../src/tools/builtin/command-sandbox'
-import type { CommandSandbox } from '../../../../src/tools/builtin/command-sandbox'
 import { createFileWorker } from '../../../../src/tools/builtin/file-worker-client'
 import type { FileOperation, FileWorker } from '../../../../src/tools/builtin/file-worker-client'
 import { createFileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
@@ -14,7 +12,7 @@ import { resolveInside } from '../../../../src/tools/builtin/file-worker/resolve
 import { walkBudget, walkFiles } from '../../../../src/tools/builtin/file-worker/walk-files'
 import type { FileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
 import { ToolError } from '../../../../src/tools/tool'
-import { useSandbox } from '../tool-context'
+import { sandboxModes, useSandbox } from '../tool-context'
 
 /**
  * Attacks on a file worker shared by the sessions of one tenant (bound to `<root>/<tenant>`, as the services bind
@@ -47,9 +45,7 @@ function flipper(folder: string, pairs: ReadonlyArray<readonly [string, string]>
   return spawn(process.execPath, ['-e', program, folder, JSON.stringify(pairs)], { stdio: 'ignore' })
 }
 
-const bwrap = bubblewrapSandbox({ memoryMb: 2048, cpuSeconds: 60, maxProcesses: 200 })
-const modes: Array<[string, CommandSandbox | undefined]> = [['without a sandbox', undefined]]
-if (isSandboxUsable(bwrap, '/tmp')) modes.push(['in the bubblewrap sandbox', bwrap])
+const modes = sandboxModes()
 
 describe.each(modes)('a file worker shared by a tenant\'s sessions, %s', (_mode, sandbox) => {
   const folders = useSandbox()
