@@ -61,7 +61,7 @@ describe('useChat in a real browser', { timeout: 150_000 }, () => {
     m().setHandler(request => {
       const prompt = lastUserText(request)
       if (prompt === 'first token') return streamedWords(60, 50)
-      if (prompt === 'reload me') return streamedWords(600, 20)
+      if (prompt === 'reload me') return streamedWords(600, 35) // 20 reloads fit in its first 450 words with two CI copies at once
       // The attempt the kill cuts off and the one after it stream different words: the page must drop the first's.
       if (prompt === 'crash me') return streamedWords(150, 30, requestsFor('crash me').length > 1 ? 'again' : 'word')
       if (prompt === 'stop me') return streamedWords(600, 50)
