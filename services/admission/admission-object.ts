@@ -76,7 +76,7 @@ async function admitAll(ctx: restate.ObjectContext, requests: readonly PromptAdm
   for (const admission of sending) admitted.push({ admission, invocationId: await admission.invocationId })
   for (const { admission, invocationId } of admitted) rememberKey(ctx, 'prompts', admission.request, invocationId)
   // One watch for the batch's runs: each one's end is reported as it comes.
-  if (admitted.length > 0) ctx.sendClient(admissionInterface, ctx.key).watchAll(admitted.map(({ admission, invocationId }) => ({ sessionKey: admission.request.sessionKey, invocationId })))
+  watchRuns(ctx, admitted.map(({ admission, invocationId }) => ({ sessionKey: admission.request.sessionKey, invocationId })))
   if (admitted.length > 0) ctx.set<AdmittedRun[]>(ADMITTED_RUNS_KEY, [...runs, ...admitted.map(({ admission, invocationId }) => ({ sessionKey: admission.request.sessionKey, invocationId, kind: 'prompt' as const }))])
   const idOf = new Map(admitted.map(({ admission, invocationId }) => [admission, invocationId]))
   return pending.map(admission => {
@@ -114,14 +114,14 @@ async function steer(ctx: restate.ObjectContext, request: SteeringAdmissionReque
   const invocationId = await ctx.sendClient(sessionInterface, request.sessionKey).deliver().invocationId
   const run: AdmittedRun = { sessionKey: request.sessionKey, invocationId, kind: 'steering' }
   ctx.set<AdmittedRun[]>(ADMITTED_RUNS_KEY, [...runs, run])
-  track(ctx, run)
+  watchRuns(ctx, [run])
   rememberKey(ctx, 'messages', request, id)
   return { outcome: 'saved', messageId: id }
 }
 
-/** Starts the watch of an admitted invocation (the caller lists it in `runs`). */
-function track(ctx: restate.ObjectContext, run: AdmittedRun): void {
-  ctx.sendClient(admissionInterface, ctx.key).watch({ sessionKey: run.sessionKey, invocationId: run.invocationId })
+/** Starts one watch of admitted invocations (the caller lists them in `runs`). */
+function watchRuns(ctx: restate.ObjectContext, runs: readonly WatchedRun[]): void {
+  if (runs.length > 0) ctx.sendClient(admissionInterface, ctx.key).watchAll(runs.map(run => ({ sessionKey: run.sessionKey, invocationId: run.invocationId })))
 }
 
 /**
@@ -207,6 +207,7 @@ export const admissionObject = restate.implement(admissionInterface, {
     failedRun: async (ctx: restate.ObjectSharedContext, sessionKey: string) => (await ctx.get<string>(failedRunKey(sessionKey))) ?? null,
     admittedPrompts: async (ctx: restate.ObjectSharedContext, sessionKey: string) =>
       ((await ctx.get<AdmittedRun[]>(ADMITTED_RUNS_KEY)) ?? []).filter(run => run.sessionKey === sessionKey && run.kind === 'prompt').map(run => run.invocationId),
+    // Sent by admissions of earlier releases still in flight: one run, watched as a batch of one.
     watch: (ctx: restate.ObjectSharedContext, run: WatchedRun) => watchAll(ctx, [run]),
     watchAll,
     ended,
