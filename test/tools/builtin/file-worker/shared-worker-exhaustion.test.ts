@@ -7,20 +7,14 @@ import { createFileWorker } from '../../../../src/tools/builtin/file-worker-clie
 import type { FileOperation, FileWorker } from '../../../../src/tools/builtin/file-worker-client'
 import { createFileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
 import type { FileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
-import { ToolError } from '../../../../src/tools/tool'
 import { sandboxModes, useSandbox } from '../tool-context'
+import { outcome, SECRET, twoSessionTenant } from './two-session-tenant'
 
 /**
  * Session `s1` of tenant `acme` tries to wear down the file worker it shares with its sibling `s2` (one warm worker
  * per tenant folder): run it out of descriptors, out of memory, past its time limit. Each attack may fail s1's own
  * call; none may fail, slow past its own bound, or leak into s2's calls, nor leave the worker damaged for them.
  */
-
-const SECRET = 'S2-SECRET'
-
-async function outcome(worker: FileWorker, operation: FileOperation): Promise<string> {
-  return worker(operation, new AbortController().signal).then(text => text, (error: unknown) => `error:${error instanceof ToolError ? error.code : String(error)}`)
-}
 
 const modes = sandboxModes()
 
@@ -35,12 +29,7 @@ describe.each(modes)('a file worker shared by a tenant\'s sessions, worn down by
   let two: FileWorker
 
   beforeEach(async () => {
-    tenant = path.join(folders.root, 'acme')
-    s1 = path.join(tenant, 's1')
-    s2 = path.join(tenant, 's2')
-    await mkdir(s1, { recursive: true })
-    await mkdir(s2, { recursive: true })
-    await writeFile(path.join(s2, 'secret.txt'), `${SECRET}\n`)
+    ;({ tenant, s1, s2 } = await twoSessionTenant(folders.root))
     groups = []
     // One worker for the whole tenant: every call of both sessions goes to the same process.
     pool = createFileWorkerPool({ maxWorkersPerScope: 1, onWorkerStart: group => groups.push(group) })

@@ -11,8 +11,8 @@ import { openForWrite, openRegular } from '../../../../src/tools/builtin/file-wo
 import { resolveInside } from '../../../../src/tools/builtin/file-worker/resolve-path'
 import { walkBudget, walkFiles } from '../../../../src/tools/builtin/file-worker/walk-files'
 import type { FileWorkerPool } from '../../../../src/tools/builtin/file-worker-pool'
-import { ToolError } from '../../../../src/tools/tool'
 import { sandboxModes, useSandbox } from '../tool-context'
+import { outcome, SECRET, twoSessionTenant } from './two-session-tenant'
 
 /**
  * Attacks on a file worker shared by the sessions of one tenant (bound to `<root>/<tenant>`, as the services bind
@@ -20,14 +20,8 @@ import { sandboxModes, useSandbox } from '../tool-context'
  * sibling `s2` or of the tenant's folder, nor wear the shared worker down.
  */
 
-const SECRET = 'S2-SECRET'
 /** Symbolic links the kernel follows in one resolution before it answers ELOOP. */
 const KERNEL_MAX_HOPS = 40
-
-/** The text of a call, or `error:<code>` when it failed. */
-async function outcome(worker: FileWorker, operation: FileOperation): Promise<string> {
-  return worker(operation, new AbortController().signal).then(text => text, (error: unknown) => `error:${error instanceof ToolError ? error.code : String(error)}`)
-}
 
 /** Every file and folder below `folder` with its content, to compare before and after an attack. */
 async function snapshot(folder: string): Promise<Record<string, string>> {
@@ -57,12 +51,8 @@ describe.each(modes)('a file worker shared by a tenant\'s sessions, %s', (_mode,
   let worker: FileWorker
 
   beforeEach(async () => {
-    tenant = path.join(folders.root, 'acme')
-    s1 = path.join(tenant, 's1')
-    s2 = path.join(tenant, 's2')
-    await mkdir(s1, { recursive: true })
-    await mkdir(path.join(s2, 'private-dir'), { recursive: true })
-    await writeFile(path.join(s2, 'secret.txt'), `${SECRET}\n`)
+    ;({ tenant, s1, s2 } = await twoSessionTenant(folders.root))
+    await mkdir(path.join(s2, 'private-dir'))
     await writeFile(path.join(tenant, 'tenant.txt'), `${SECRET}\n`)
     await writeFile(path.join(s1, 'f.txt'), 'mine\n')
     groups = []
