@@ -73,9 +73,11 @@ function syncFrom(sessionService: string): (ctx: restate.ObjectContext, request:
     const watched = head.waiters.length > 0 || (await ctx.date.now()) < ((watchedUntil as number | null) ?? 0)
     // The doorbell only hurries the log for its viewers: without one, the run's journaled syncs bring the events.
     if (rung && !watched) return { count: head.count, watched }
+    let cursor = (storedCursor as EventCursor | null) ?? EMPTY_CURSOR
+    // Queued behind a sync that read past its counts (a session's quick runs queue one each): nothing to ask the session.
+    if (covers(cursor, request)) return { count: head.count, watched, cursor }
     // A rung sync has events to append: its last page is read beside the session's changes, not after them.
     if (rung) head.tail = tailPage(ctx, head.count)
-    let cursor = (storedCursor as EventCursor | null) ?? EMPTY_CURSOR
     const start = cursor
     // What the session holds, as far as this sync knows: the doorbell's counts, then the header's at each read.
     let held = heldAt(cursor)
@@ -102,6 +104,15 @@ interface Held { turns: number; runs: number }
 function askChanges(ctx: restate.ObjectContext, Session: SessionObject, cursor: EventCursor, held: Held): restate.RestatePromise<SessionChanges> {
   const runsFrom = firstRunToRead(cursor)
   return ctx.objectClient(Session, ctx.key).changes({ runsFrom, runs: Math.max(1, held.runs - runsFrom), turnsFrom: cursor.from, newFrom: cursor.turns, turns: Math.min(MAX_READ, Math.max(1, held.turns - cursor.turns)) })
+}
+
+/**
+ * Whether the log derived all that a sync's counts say the session held: as many turns and run records or more, with
+ * no run it saw start left open and no call left unanswered (an open run's record and such a turn can still change).
+ */
+function covers(cursor: EventCursor, request: SyncEventsRequest | null): boolean {
+  if (request?.turns === undefined || request.runs === undefined) return false
+  return cursor.open.length === 0 && cursor.from >= cursor.turns && cursor.turns >= request.turns && cursor.runs >= request.runs
 }
 
 /** Whether two cursors stand at the same place. */

@@ -53,6 +53,17 @@ describe('event log when the doorbell fails', () => {
     expect(h().endpointRequests('session', 'changes') - before).toBe(1)
   })
 
+  it('asks the session nothing for a sync whose counts the log already read past: quick runs queue one each', async () => {
+    await run('t1~nc-covered', 'hello')
+    await run('t1~nc-covered', 'hello')
+    const events = await logOnce('t1~nc-covered', all => all.filter(event => event.type === 'run:end').length === 2)
+    const before = h().endpointRequests('session', 'changes')
+    // The first run's journaled sync, as it comes when it queued behind the second's: 2 turns, 1 run record.
+    expect((await h().call<SyncEventsResult>('events/t1~nc-covered/sync', { turns: 2, runs: 1, journaled: true })).body).toMatchObject({ count: events.length })
+    expect(h().endpointRequests('session', 'changes') - before).toBe(0)
+    expect((await h().call<ReadEventsResult>('events/t1~nc-covered/read', { after: 0 })).body.events).toEqual(events)
+  })
+
   it('brings a question while the run waits for the answer', async () => {
     await h().send('session/t1~nc-ask/run', { prompt: 'ask: colour?' })
     const events = await logOnce('t1~nc-ask', all => all.some(event => event.type === 'question'))
