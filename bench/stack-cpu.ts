@@ -14,6 +14,7 @@
  * `services-current.cpuprofile` and `services-nov30.cpuprofile`: the main thread's wall time while not idle, so a
  * blocking call or a preempted thread counts too; the services' CPU of that burst (all threads) is printed beside it.
  */
+import { execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { checkoutCommit } from './lib/commit-checkout'
@@ -224,7 +225,11 @@ async function main(): Promise<void> {
   const taken = new Set<number>()
   try {
     const sides: Side[] = []
-    const current = await startSpawnedStack('current', REPO_ROOT)
+    // As §14: `ZIDANE_BENCH_CURRENT_REF` (HEAD, a commit) checked out apart, so edits under way in the tree do not count.
+    const ref = process.env.ZIDANE_BENCH_CURRENT_REF
+    const currentRoot = ref ? (await checkoutCommit(REPO_ROOT, execFileSync('git', ['-C', REPO_ROOT, 'rev-parse', '--short=12', ref], { encoding: 'utf8' }).trim())).folder : REPO_ROOT
+    console.log(`current: ${currentRoot}`)
+    const current = await startSpawnedStack('current', currentRoot)
     stacks.push(current)
     sides.push({ stack: current, root: stackRoot('HEAD', taken), cpu: new Map(), invocations: new Map(), sys: new Map(), seen: new Map(), perMin: [], vanished: [] })
     if (BASELINE) {
