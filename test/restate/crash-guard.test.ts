@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs'
+import { appendFileSync, readdirSync, statSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,7 +33,39 @@ describe('the file crash log', () => {
     expect(await later.crashes('inv_1', 'run_1/t0/toolu_1/tool')).toBe(2)
     await later.forget('inv_1', 'run_1/t0/toolu_1/tool')
     await later.forget('inv_1', 'never started')
-    expect(readdirSync(path)).toEqual([])
+    expect(await later.crashes('inv_1', 'run_1/t0/toolu_1/tool')).toBe(0)
+    await expect.poll(() => readdirSync(path), { timeout: 5_000 }).toEqual([])
+  })
+
+  it('creates one file per invocation, not one per step, and removes it once no step runs', async () => {
+    const path = await folder()
+    const log = createFileCrashLog(path)
+    await log.starting('inv_1', 'run_1/t0/model', 0)
+    const [file] = readdirSync(path)
+    const inode = statSync(join(path, file ?? '')).ino
+    for (let turn = 0; turn < 200; turn++) {
+      await log.forget('inv_1', `run_1/t${turn}/model`)
+      await log.starting('inv_1', `run_1/t${turn}/toolu_${turn}/tool`, 0)
+      await log.forget('inv_1', `run_1/t${turn}/toolu_${turn}/tool`)
+      await log.starting('inv_1', `run_1/t${turn + 1}/model`, 0)
+      expect(readdirSync(path)).toEqual([file])
+    }
+    // Rewritten with its running steps (through a file beside it, renamed over it) once past 16 KiB: bounded.
+    expect(statSync(join(path, file ?? '')).size).toBeLessThan(17 * 1024)
+    expect(statSync(join(path, file ?? '')).ino).not.toBe(inode)
+    expect(await createFileCrashLog(path).crashes('inv_1', 'run_1/t200/model')).toBe(1)
+    expect(await createFileCrashLog(path).crashes('inv_1', 'run_1/t199/toolu_199/tool')).toBe(0)
+    await log.forget('inv_1', 'run_1/t200/model')
+    expect(readdirSync(path)).toEqual([file]) // the next step usually follows at once
+    await expect.poll(() => readdirSync(path), { timeout: 5_000 }).toEqual([])
+  })
+
+  it('reads a count past a line torn by the crash it records', async () => {
+    const path = await folder()
+    await createFileCrashLog(path).starting('inv_1', 'run_1/t0/toolu_1/tool', 0)
+    const [file] = readdirSync(path)
+    appendFileSync(join(path, file ?? ''), '["S","run_1/t0/tool')
+    expect(await createFileCrashLog(path).crashes('inv_1', 'run_1/t0/toolu_1/tool')).toBe(1)
   })
 })
 
