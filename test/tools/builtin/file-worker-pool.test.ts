@@ -111,6 +111,21 @@ describe.each(modes)('a shared file worker pool, %s', (_mode, sandbox) => {
     expect(started).toHaveLength(2)
   }, 30_000)
 
+  it('serves one call at a time from the worker idle the shortest, so a worker a burst started and no longer needs idles out', async () => {
+    const workers = usePool({ idleMs: 600 })
+    const { run } = await session('acme', 's1')
+    // A burst of four at once starts four workers.
+    await Promise.all([1, 2, 3, 4].map(index => run({ op: 'write', path: `b${index}.txt`, content: 'x' }, signal())))
+    expect(started).toHaveLength(4)
+    // Then one call at a time, every 100 ms: taking turns among the four, each would be reused before its idle time.
+    for (let call = 0; call < 15; call++) {
+      await run({ op: 'list', path: '.' }, signal())
+      await sleep(100)
+    }
+    expect(workers.liveWorkers()).toBe(1)
+    expect(started).toHaveLength(4)
+  }, 30_000)
+
   it('keeps the live workers of a tenant within its cap, its calls waiting for one', async () => {
     const workers = usePool({ maxWorkersPerScope: 2 })
     const sessions = await Promise.all(['s1', 's2', 's3', 's4', 's5', 's6'].map(name => session('acme', name)))
