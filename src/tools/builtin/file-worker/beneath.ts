@@ -1,6 +1,6 @@
 import { closeSync, constants, existsSync, openSync } from 'node:fs'
-import { mkdir, open } from 'node:fs/promises'
-import type { FileHandle } from 'node:fs/promises'
+import { mkdir, open } from './sync-fs.ts'
+import type { WorkerFileHandle as FileHandle } from './sync-fs.ts'
 
 /** Flags of every folder opened on the way down from the root: a folder, and never through a link. */
 const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW

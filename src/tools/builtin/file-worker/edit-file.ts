@@ -1,5 +1,5 @@
 import { constants } from 'node:fs'
-import type { FileHandle } from 'node:fs/promises'
+import type { WorkerFileHandle as FileHandle } from './sync-fs.ts'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'
 import { EDIT_FILE_MAX_BYTES } from './limits.ts'
 import { openRegular, readAtMost } from './open-regular.ts'

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs'
-import type { FileHandle } from 'node:fs/promises'
+import type { WorkerFileHandle as FileHandle } from './sync-fs.ts'
 import { openFolderBeneath } from './beneath.ts'
 import { compileGlob } from './compile-glob.ts'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'

@@ -1,4 +1,4 @@
-import { opendir } from 'node:fs/promises'
+import { opendir } from './sync-fs.ts'
 import type { Dirent } from 'node:fs'
 import { openFolderBeneath } from './beneath.ts'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'

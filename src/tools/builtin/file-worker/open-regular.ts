@@ -1,6 +1,6 @@
 import { constants } from 'node:fs'
-import { lstat, open } from 'node:fs/promises'
-import type { FileHandle } from 'node:fs/promises'
+import { lstat, open } from './sync-fs.ts'
+import type { WorkerFileHandle as FileHandle } from './sync-fs.ts'
 import { FileToolFailure, failureOf } from './file-tool-failure.ts'
 import type { ResolvedPath } from './resolve-path.ts'
 import { openFolderBeneath, splitLast } from './beneath.ts'

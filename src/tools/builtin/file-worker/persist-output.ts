@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises'
+import { realpath } from './sync-fs.ts'
 import path from 'node:path'
 import { openFolderBeneath } from './beneath.ts'
 import { FileToolFailure } from './file-tool-failure.ts'

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs'
-import type { FileHandle } from 'node:fs/promises'
+import type { WorkerFileHandle as FileHandle } from './sync-fs.ts'
 import { FileToolFailure } from './file-tool-failure.ts'
 import { READ_FILE_MAX_BYTES, READ_FILE_MAX_LINE_CHARS } from './limits.ts'
 import { openRegular } from './open-regular.ts'

@@ -1,4 +1,4 @@
-import type { FileHandle } from 'node:fs/promises'
+import type { WorkerFileHandle as FileHandle } from './sync-fs.ts'
 
 /** Which lines to return and how much of them. */
 export interface LineWindow {

@@ -1,5 +1,5 @@
 import { lstatSync, readlinkSync } from 'node:fs'
-import { realpath } from 'node:fs/promises'
+import { realpath } from './sync-fs.ts'
 import path from 'node:path'
 import { openChildFolderSync, openRootSync } from './beneath.ts'
 import type { HeldFolderSync } from './beneath.ts'

@@ -1,10 +1,12 @@
 /**
  * The worker's standard input and output, read and written on their file descriptors: `process.stdin` and
  * `process.stdout` on a pipe load Node's network streams, and `readline` more, about 4 ms of CPU together, a tenth of
- * a cold worker's start. Both descriptors stay blocking pipes (nothing turns them into Node streams), so a read waits
- * in libuv's thread pool; should one be non-blocking after all, a read or write that would block is tried again shortly.
+ * a cold worker's start. Both descriptors stay blocking pipes (nothing turns them into Node streams), and they are
+ * read and written synchronously: the worker has nothing else to do while it waits for its next request, and going
+ * through libuv's thread pool cost two thread switches per read and per write. Should one be non-blocking after all, a
+ * read or write that would block is tried again shortly.
  */
-import { read, write } from 'node:fs'
+import { readSync, writeSync } from 'node:fs'
 
 const INPUT = 0
 const OUTPUT = 1
@@ -15,16 +17,16 @@ function wouldBlock(error: NodeJS.ErrnoException): boolean {
   return error.code === 'EAGAIN' || error.code === 'EWOULDBLOCK'
 }
 
-/** Runs `attempt` until it does not fail with "would block", then settles with its outcome. */
-function retried<T>(attempt: (done: (error: NodeJS.ErrnoException | null, value: T) => void) => void): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const run = (): void => attempt((error, value) => {
-      if (error === null) resolve(value)
-      else if (wouldBlock(error)) setTimeout(run, RETRY_MS)
-      else reject(error)
-    })
-    run()
-  })
+/** Runs `attempt` until it does not fail with "would block" (waiting a little between tries), and returns its result. */
+async function retried<T>(attempt: () => T): Promise<T> {
+  for (;;) {
+    try {
+      return attempt()
+    } catch (error) {
+      if (!wouldBlock(error as NodeJS.ErrnoException)) throw error
+    }
+    await new Promise(resolve => setTimeout(resolve, RETRY_MS))
+  }
 }
 
 /** The lines of standard input, each once it has ended (the last even without its end of line), until the input ends. */
@@ -32,7 +34,7 @@ export async function* inputLines(): AsyncGenerator<string> {
   let parts: Buffer[] = []
   for (;;) {
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES)
-    const bytes = await retried<number>(done => read(INPUT, buffer, 0, CHUNK_BYTES, null, done))
+    const bytes = await retried(() => readSync(INPUT, buffer, 0, CHUNK_BYTES, null))
     if (bytes === 0) break
     const chunk = buffer.subarray(0, bytes)
     // A copy, so a line arriving in small pieces does not hold a whole chunk per piece.
@@ -53,7 +55,7 @@ export async function* inputLines(): AsyncGenerator<string> {
 /** Writes all of `text` to standard output. */
 export async function writeOutput(text: string): Promise<void> {
   for (let data = Buffer.from(text); data.length > 0;) {
-    const written = await retried<number>(done => write(OUTPUT, data, 0, data.length, null, done))
+    const written = await retried(() => writeSync(OUTPUT, data, 0, data.length, null))
     data = data.subarray(written)
   }
 }

@@ -1,4 +1,4 @@
-import { opendir } from 'node:fs/promises'
+import { opendir } from './sync-fs.ts'
 import { openChildFolder } from './beneath.ts'
 import type { HeldFolder } from './beneath.ts'
 import { WALK_MAX_DEPTH, WALK_MAX_ENTRIES } from './limits.ts'
