@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 
 /**
@@ -22,8 +22,11 @@ const COMPACT_AFTER_BYTES = 16 * 1024
 /** How long an invocation's file stays after its last running step was forgotten: the next step usually follows. */
 const REMOVE_AFTER_IDLE_MS = 1_000
 
-/** What this process knows of one invocation's file: the steps it started and has not forgotten, and its clean-up timer. */
-interface InvocationRecord { file: string; running: Set<string>; removal?: NodeJS.Timeout }
+/**
+ * What this process knows of one invocation's file: the counts it read from it when it opened it and has written
+ * since, the steps it started and has not forgotten, its descriptor (appends), the bytes in it and its clean-up timer.
+ */
+interface InvocationRecord { file: string; fd: number; bytes: number; counts: Map<string, number>; running: Set<string>; removal?: NodeJS.Timeout }
 
 /**
  * A {@link StepCrashLog} of one small file per invocation in `folder`, appended to: `["S", step, count]` when a step
@@ -31,52 +34,76 @@ interface InvocationRecord { file: string; running: Set<string>; removal?: NodeJ
  * forgotten. A step's count is that of its last start, unless a forget follows it. Not synced: it has to outlive the
  * process, not the machine (a machine that dies forgets the counts, and they start again).
  *
- * A step costs two appends to a file that exists and a read of it, all synchronous: no file is created or removed
- * per step (creating and removing one per step cost ext4's directory journal 8 ms per 10-turn run under a burst).
- * The file goes once the invocation has had no running step in this process for a second, and is rewritten with only
- * its running steps when it grew past 16 KiB. Every replica that can run a retry of the invocation must see the same
- * folder: put it on the deployment's shared workspace volume.
+ * The process reads an invocation's file once, when a step of it first starts here, keeps the counts and the file
+ * open while the invocation runs steps here, and appends; a step then costs two `write(2)`s, and no file is created
+ * or removed per step (creating and removing one per step cost ext4's directory journal 8 ms per 10-turn run under a
+ * burst). The file is closed and removed once the invocation has had no running step here for a second (a retry
+ * elsewhere reads the file before that only if it starts within that second), and rewritten with only its running
+ * steps when it grew past 16 KiB. Every replica that can run a retry of the invocation must see the same folder: put
+ * it on the deployment's shared workspace volume.
  */
 export function createFileCrashLog(folder: string): StepCrashLog {
   mkdirSync(folder, { recursive: true })
   const records = new Map<string, InvocationRecord>()
-  const fileOf = (invocationId: string): string => records.get(invocationId)?.file ?? join(folder, createHash('sha256').update(invocationId).digest('hex').slice(0, 40))
-  const recordOf = (invocationId: string): InvocationRecord => {
+  const fileOf = (invocationId: string): string => join(folder, createHash('sha256').update(invocationId).digest('hex').slice(0, 40))
+  const open = (invocationId: string): InvocationRecord => {
     let record = records.get(invocationId)
-    if (!record) records.set(invocationId, record = { file: fileOf(invocationId), running: new Set() })
+    if (record) return record
+    const file = fileOf(invocationId)
+    const text = readText(file)
+    record = { file, fd: openSync(file, 'a'), bytes: Buffer.byteLength(text), counts: countsOf(text), running: new Set() }
+    records.set(invocationId, record)
     return record
+  }
+  const append = (record: InvocationRecord, entry: unknown[]): void => {
+    const line = `${JSON.stringify(entry)}\n`
+    writeSync(record.fd, line)
+    record.bytes += Buffer.byteLength(line)
   }
   const scheduleRemoval = (invocationId: string, record: InvocationRecord): void => {
     clearTimeout(record.removal)
     record.removal = setTimeout(() => {
       if (record.running.size > 0) return
       records.delete(invocationId)
+      closeSync(record.fd)
       removeIfThere(record.file)
     }, REMOVE_AFTER_IDLE_MS)
     record.removal.unref()
   }
   return {
-    crashes: async (invocationId, step) => countsIn(fileOf(invocationId)).get(step) ?? 0,
+    crashes: async (invocationId, step) => (records.get(invocationId)?.counts ?? countsOf(readText(fileOf(invocationId)))).get(step) ?? 0,
     starting: async (invocationId, step, crashes) => {
-      const record = recordOf(invocationId)
+      const record = open(invocationId)
       clearTimeout(record.removal)
       record.running.add(step)
-      compactIfLarge(record.file)
-      appendFileSync(record.file, `${JSON.stringify(['S', step, crashes + 1])}\n`)
+      record.counts.set(step, crashes + 1)
+      if (record.bytes > COMPACT_AFTER_BYTES) compact(record)
+      append(record, ['S', step, crashes + 1])
     },
     forget: async (invocationId, step) => {
       const record = records.get(invocationId)
       if (!record?.running.delete(step)) return
-      appendFileSync(record.file, `${JSON.stringify(['F', step])}\n`)
+      record.counts.delete(step)
+      append(record, ['F', step])
       if (record.running.size === 0) scheduleRemoval(invocationId, record)
     },
   }
 }
 
-/** The steps `file` counts (started, not forgotten), each with its count; empty when there is no file. */
-function countsIn(file: string): Map<string, number> {
+/** Rewrites the record's file with only the steps it counts (written aside, then renamed over it), and reopens it. */
+function compact(record: InvocationRecord): void {
+  const lines = [...record.counts].map(([step, count]) => `${JSON.stringify(['S', step, count])}\n`).join('')
+  writeFileSync(`${record.file}.next`, lines)
+  renameSync(`${record.file}.next`, record.file)
+  closeSync(record.fd)
+  record.fd = openSync(record.file, 'a')
+  record.bytes = Buffer.byteLength(lines)
+}
+
+/** The steps a file's text counts (started, not forgotten), each with its count. */
+function countsOf(text: string): Map<string, number> {
   const counts = new Map<string, number>()
-  for (const line of readText(file).split('\n')) {
+  for (const line of text.split('\n')) {
     if (line.length === 0) continue
     let entry: unknown
     try { entry = JSON.parse(line) } catch { continue } // a line torn by the crash it records
@@ -85,16 +112,6 @@ function countsIn(file: string): Map<string, number> {
     else if (entry[0] === 'F') counts.delete(entry[1])
   }
   return counts
-}
-
-/** Rewrites `file` with only the steps it counts when it grew past {@link COMPACT_AFTER_BYTES} (written aside, then renamed). */
-function compactIfLarge(file: string): void {
-  let size: number
-  try { size = statSync(file).size } catch { return }
-  if (size <= COMPACT_AFTER_BYTES) return
-  const lines = [...countsIn(file)].map(([step, count]) => `${JSON.stringify(['S', step, count])}\n`).join('')
-  writeFileSync(`${file}.next`, lines)
-  renameSync(`${file}.next`, file)
 }
 
 function removeIfThere(file: string): void {
