@@ -53,6 +53,11 @@ export function createFileCrashLog(folder: string): StepCrashLog {
     const text = readText(file)
     record = { file, fd: openSync(file, 'a'), bytes: Buffer.byteLength(text), counts: countsOf(text), running: new Set() }
     records.set(invocationId, record)
+    // A last line without its end (a crash tore its write) would swallow the next start: it is ended first.
+    if (text.length > 0 && !text.endsWith('\n')) {
+      writeSync(record.fd, '\n')
+      record.bytes += 1
+    }
     return record
   }
   const append = (record: InvocationRecord, entry: unknown[]): void => {

@@ -67,6 +67,16 @@ describe('the file crash log', () => {
     appendFileSync(join(path, file ?? ''), '["S","run_1/t0/tool')
     expect(await createFileCrashLog(path).crashes('inv_1', 'run_1/t0/toolu_1/tool')).toBe(1)
   })
+
+  it('counts a start appended after a torn line, so a step that keeps crashing is still bounded', async () => {
+    const path = await folder()
+    const step = 'run_1/t0/toolu_1/tool'
+    await createFileCrashLog(path).starting('inv_1', step, 0)
+    const [file] = readdirSync(path)
+    appendFileSync(join(path, file ?? ''), '["S","run_1/t0/tool') // the crash tore its own write
+    await createFileCrashLog(path).starting('inv_1', step, 1)
+    expect(await createFileCrashLog(path).crashes('inv_1', step)).toBe(2)
+  })
 })
 
 describe('the crash guard of a Restate runtime', () => {
