@@ -17,16 +17,21 @@ export interface StepCrashLog {
   forget(invocationId: string, step: string): Promise<void>
 }
 
-/** Bytes past which an invocation's file is rewritten with only its running steps (the next time one starts). */
+/** Bytes past which an invocation's file is rewritten with only the steps it counts (the next time one starts). */
 const COMPACT_AFTER_BYTES = 16 * 1024
-/** How long an invocation's file stays after its last running step was forgotten: the next step usually follows. */
+/** How long an invocation's file stays after its last counted step was forgotten: the next step usually follows. */
 const REMOVE_AFTER_IDLE_MS = 1_000
+/**
+ * How long an invocation's file stays open while it counts steps but none starts or is forgotten here: an attempt
+ * aborted as its step ran never forgets it (its retry may run elsewhere), and a long step forgets it late.
+ */
+const CLOSE_AFTER_IDLE_MS = 30_000
 
 /**
  * What this process knows of one invocation's file: the counts it read from it when it opened it and has written
- * since, the steps it started and has not forgotten, its descriptor (appends), the bytes in it and its clean-up timer.
+ * since, its descriptor (appends), the bytes in it and the timer that closes it.
  */
-interface InvocationRecord { file: string; fd: number; bytes: number; counts: Map<string, number>; running: Set<string>; removal?: NodeJS.Timeout }
+interface InvocationRecord { file: string; fd: number; bytes: number; counts: Map<string, number>; idle?: NodeJS.Timeout }
 
 /**
  * A {@link StepCrashLog} of one small file per invocation in `folder`, appended to: `["S", step, count]` when a step
@@ -37,21 +42,21 @@ interface InvocationRecord { file: string; fd: number; bytes: number; counts: Ma
  * The process reads an invocation's file once, when a step of it first starts here, keeps the counts and the file
  * open while the invocation runs steps here, and appends; a step then costs two `write(2)`s, and no file is created
  * or removed per step (creating and removing one per step cost ext4's directory journal 8 ms per 10-turn run under a
- * burst). The file is closed and removed once the invocation has had no running step here for a second (a retry
- * elsewhere reads the file before that only if it starts within that second), and rewritten with only its running
- * steps when it grew past 16 KiB. Every replica that can run a retry of the invocation must see the same folder: put
- * it on the deployment's shared workspace volume.
+ * burst). The file is closed and removed once it has counted no step for a second (a retry elsewhere reads the file
+ * before that only if it starts within that second), closed and kept once no step of it started or was forgotten here
+ * for 30 s (an aborted attempt's step, a long one: its forget reads the file again), and rewritten with only its
+ * counted steps when it grew past 16 KiB. Every replica that can run a retry of the invocation must see the same
+ * folder: put it on the deployment's shared workspace volume.
  */
 export function createFileCrashLog(folder: string): StepCrashLog {
   mkdirSync(folder, { recursive: true })
   const records = new Map<string, InvocationRecord>()
   const fileOf = (invocationId: string): string => join(folder, createHash('sha256').update(invocationId).digest('hex').slice(0, 40))
-  const open = (invocationId: string): InvocationRecord => {
+  const open = (invocationId: string, text = readText(fileOf(invocationId))): InvocationRecord => {
     let record = records.get(invocationId)
     if (record) return record
     const file = fileOf(invocationId)
-    const text = readText(file)
-    record = { file, fd: openSync(file, 'a'), bytes: Buffer.byteLength(text), counts: countsOf(text), running: new Set() }
+    record = { file, fd: openSync(file, 'a'), bytes: Buffer.byteLength(text), counts: countsOf(text) }
     records.set(invocationId, record)
     // A last line without its end (a crash tore its write) would swallow the next start: it is ended first.
     if (text.length > 0 && !text.endsWith('\n')) {
@@ -60,37 +65,41 @@ export function createFileCrashLog(folder: string): StepCrashLog {
     }
     return record
   }
+  /** The record of a file closed while it counted `step`, opened again; undefined when the file does not count it. */
+  const reopened = (invocationId: string, step: string): InvocationRecord | undefined => {
+    const text = readText(fileOf(invocationId))
+    return countsOf(text).has(step) ? open(invocationId, text) : undefined
+  }
   const append = (record: InvocationRecord, entry: unknown[]): void => {
     const line = `${JSON.stringify(entry)}\n`
     writeSync(record.fd, line)
     record.bytes += Buffer.byteLength(line)
   }
-  const scheduleRemoval = (invocationId: string, record: InvocationRecord): void => {
-    clearTimeout(record.removal)
-    record.removal = setTimeout(() => {
-      if (record.running.size > 0) return
+  /** Closes the record's file after its idle time: removed when it counts no step, else kept for a retry to read. */
+  const closeWhenIdle = (invocationId: string, record: InvocationRecord): void => {
+    clearTimeout(record.idle)
+    const counting = record.counts.size > 0
+    record.idle = setTimeout(() => {
       records.delete(invocationId)
       closeSync(record.fd)
-      removeIfThere(record.file)
-    }, REMOVE_AFTER_IDLE_MS)
-    record.removal.unref()
+      if (!counting) removeIfThere(record.file)
+    }, counting ? CLOSE_AFTER_IDLE_MS : REMOVE_AFTER_IDLE_MS)
+    record.idle.unref()
   }
   return {
     crashes: async (invocationId, step) => (records.get(invocationId)?.counts ?? countsOf(readText(fileOf(invocationId)))).get(step) ?? 0,
     starting: async (invocationId, step, crashes) => {
       const record = open(invocationId)
-      clearTimeout(record.removal)
-      record.running.add(step)
       record.counts.set(step, crashes + 1)
       if (record.bytes > COMPACT_AFTER_BYTES) compact(record)
       append(record, ['S', step, crashes + 1])
+      closeWhenIdle(invocationId, record)
     },
     forget: async (invocationId, step) => {
-      const record = records.get(invocationId)
-      if (!record?.running.delete(step)) return
-      record.counts.delete(step)
+      const record = records.get(invocationId) ?? reopened(invocationId, step)
+      if (!record?.counts.delete(step)) return
       append(record, ['F', step])
-      if (record.running.size === 0) scheduleRemoval(invocationId, record)
+      closeWhenIdle(invocationId, record)
     },
   }
 }

@@ -2,7 +2,7 @@ import { appendFileSync, readdirSync, statSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { stepKey } from '../../src/durable/runtime'
 import { createFileCrashLog, takeSuspectTurn } from '../../src/restate/crash-log'
 import type { StepCrashLog } from '../../src/restate/crash-log'
@@ -77,7 +77,37 @@ describe('the file crash log', () => {
     await createFileCrashLog(path).starting('inv_1', step, 1)
     expect(await createFileCrashLog(path).crashes('inv_1', step)).toBe(2)
   })
+
+  it('closes the file of an invocation whose step never finishes here, keeping its count', async () => {
+    const path = await folder()
+    const step = 'run_1/t0/toolu_1/tool'
+    vi.useFakeTimers()
+    try {
+      const log = createFileCrashLog(path)
+      const before = openDescriptors()
+      // Attempts aborted while their step ran: no forget ever comes, the retries run elsewhere.
+      for (let index = 0; index < 100; index++) await log.starting(`inv_${index}`, step, 0)
+      expect(openDescriptors()).toBeGreaterThanOrEqual(before + 100)
+      vi.advanceTimersByTime(10 * 60_000)
+      expect(openDescriptors()).toBeLessThan(before + 10)
+      expect(readdirSync(path)).toHaveLength(100)
+      expect(await createFileCrashLog(path).crashes('inv_7', step)).toBe(1)
+      // A step that does finish after its file was closed is still forgotten, and its file removed.
+      await log.forget('inv_7', step)
+      expect(await log.crashes('inv_7', step)).toBe(0)
+      expect(await createFileCrashLog(path).crashes('inv_7', step)).toBe(0)
+      vi.advanceTimersByTime(2_000)
+      expect(readdirSync(path)).toHaveLength(99)
+      expect(openDescriptors()).toBeLessThan(before + 10)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
 })
+
+function openDescriptors(): number {
+  return readdirSync('/proc/self/fd').length
+}
 
 describe('the crash guard of a Restate runtime', () => {
   it('counts a step while it runs and forgets it once its result is in', async () => {
