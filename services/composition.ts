@@ -73,12 +73,13 @@ export function createServices(config: ServicesConfig, options: ServicesOptions)
   const fileWorkers = createServicesFileWorkers(options.fileWorkers, options.env)
   const tools = withFileWorkers(createToolOffer(options.env), fileWorkers, config.workspaceRoot)
   const tracing = options.tracing ?? otlpTracing(options.env)
+  const liveHub = createLiveHub()
   const deps: AgentDeps = {
     config,
     env: options.env,
     provider: modelProvider(options.env),
-    liveHub: createLiveHub(),
-    doorbell: options.doorbell ?? eventDoorbell(config),
+    liveHub,
+    doorbell: options.doorbell ?? eventDoorbell(config, liveHub),
     tools,
     mcp: createMcpOffer(options.env, tools.capability),
     runtimeOptions: { ...stepCrashGuard(config), ...options.runtimeOptions },
@@ -107,10 +108,11 @@ function stepCrashGuard(config: ServicesConfig): Pick<RestateRuntimeOptions, 'cr
 }
 
 /**
- * The event doorbell towards `ingressUrl`; none when unset (the logs then catch up at the runs' journaled syncs).
+ * The event doorbell towards `ingressUrl`; none when unset (the logs then catch up at the runs' journaled syncs). A log
+ * whose session a gateway follows through `liveHub` is rung at once, without waiting to learn that from a sync.
  * One warning a minute while calls fail: their writes still reach the log, at the next sync.
  */
-function eventDoorbell(config: ServicesConfig): EventDoorbell | undefined {
+function eventDoorbell(config: ServicesConfig, liveHub: LiveHub): EventDoorbell | undefined {
   if (!config.ingressUrl) return undefined
   let failing = false
   const onError = (error: unknown): void => {
@@ -119,5 +121,5 @@ function eventDoorbell(config: ServicesConfig): EventDoorbell | undefined {
     console.warn(`[events] a doorbell call failed (the run's next journaled sync brings its events): ${error instanceof Error ? error.message : String(error)}`)
     setTimeout(() => { failing = false }, 60_000).unref()
   }
-  return createEventDoorbell({ ingressUrl: config.ingressUrl, windowMs: config.eventWindowMs, onError })
+  return createEventDoorbell({ ingressUrl: config.ingressUrl, windowMs: config.eventWindowMs, followed: logKey => liveHub.followed(logKey), onError })
 }

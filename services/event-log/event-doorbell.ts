@@ -43,6 +43,12 @@ export interface EventDoorbellOptions {
    * waits for its events, and the run's journaled syncs bring them at the latest.
    */
   unwatchedWindowMs?: number
+  /**
+   * Whether a viewer follows the session of `logKey` live through this process (the live hub has a listener for it,
+   * as every stream of the gateway does): its log is then rung within `windowMs` at once, whatever its last sync said.
+   * Default: never (only the syncs' answers say).
+   */
+  followed?: (logKey: string) => boolean
   /** Told about each failed call (its writes reach the log at the next sync); default silent. */
   onError?: (error: unknown) => void
 }
@@ -54,10 +60,14 @@ export interface EventDoorbellOptions {
  */
 export const DEFAULT_DOORBELL_WINDOW_MS = 25
 /**
- * Default window of a log no viewer follows: 1 s. Each sync says whether a viewer follows the log, so a viewer who
- * arrives while its session runs gets the new events within this window once, then within the window above.
+ * Default window of a log no viewer follows: 5 s. Each sync says whether a viewer follows the log, so a viewer who
+ * arrives while its session runs gets the new events within this window once, then within the window above; one who
+ * follows the live deltas through this process (`followed`) gets them at once. A ring of such a log only asks whether
+ * a viewer came (the log then reads nothing): the run's journaled syncs bring its events, and a viewer's subscription
+ * brings them when it comes. At 1 s these questions were most of a burst's event-log invocations (about 2 of 3 per
+ * 10-turn run) and one a second for every running session nobody follows.
  */
-export const DEFAULT_UNWATCHED_WINDOW_MS = 1_000
+export const DEFAULT_UNWATCHED_WINDOW_MS = 5_000
 /** How long a followed log's lane keeps the cursor its last sync returned, for the next ring to pass on. */
 const CURSOR_KEEP_MS = 10_000
 /** How long a sync call may stay silent before the doorbell gives up on it (the next ring calls again). */
@@ -86,19 +96,21 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
     idleWaiters = []
     for (const wake of waiters) wake()
   }
+  // A viewer following the session live through this process counts as the sync's answer would.
+  const watched = (logKey: string, lane: Lane): boolean => lane.watched || options.followed?.(logKey) === true
   const schedule = (logKey: string, lane: Lane): void => {
     if (lane.calling || lane.timer !== undefined) return
     if (!lane.wanted) {
       // Nothing to do: forgotten once its cursor is likely stale, or for a log nobody follows once its window has
       // passed (its next ring must wait for that window too).
-      const keepMs = lane.lastCallMs + (lane.watched ? CURSOR_KEEP_MS : unwatchedWindowMs) - performance.now()
+      const keepMs = lane.lastCallMs + (watched(logKey, lane) ? CURSOR_KEEP_MS : unwatchedWindowMs) - performance.now()
       if (keepMs <= 0) lanes.delete(logKey)
       else lane.forget = setTimeout(() => { if (lanes.get(logKey) === lane && !lane.wanted && !lane.calling) lanes.delete(logKey) }, keepMs).unref()
       settle()
       return
     }
     clearTimeout(lane.forget)
-    const atMs = Math.max(lane.dueMs, lane.lastCallMs + (lane.watched ? windowMs : unwatchedWindowMs))
+    const atMs = Math.max(lane.dueMs, lane.lastCallMs + (watched(logKey, lane) ? windowMs : unwatchedWindowMs))
     lane.timer = setTimeout(() => {
       lane.timer = undefined
       void send(logKey, lane)
@@ -130,7 +142,8 @@ export function createEventDoorbell(options: EventDoorbellOptions): EventDoorbel
       const sooner = !lane.wanted || dueMs < lane.dueMs
       lane.wanted = { turns: Math.max(state.turns, lane.wanted?.turns ?? 0), runs: Math.max(state.runs, lane.wanted?.runs ?? 0) }
       if (sooner) lane.dueMs = dueMs
-      if (sooner && lane.timer !== undefined) { // its timer waits for a later ring's time: set it again
+      const followedNow = !lane.watched && options.followed?.(logKey) === true
+      if ((sooner || followedNow) && lane.timer !== undefined) { // its timer waits for a later time: set it again
         clearTimeout(lane.timer)
         lane.timer = undefined
       }

@@ -47,6 +47,8 @@ export interface LiveHub {
   endStep(sessionKey: string, runId: string, turn?: number): void
   /** Calls `listener` with the buffered deltas of `sessionKey`, oldest first, then with each new one; returns the unsubscribe. */
   subscribe(sessionKey: string, listener: LiveListener): () => void
+  /** Whether a viewer follows `sessionKey` here now (the event doorbell then rings its log at once). */
+  followed(sessionKey: string): boolean
   /** How many sessions have a buffer or a listener (for tests and figures). */
   size(): number
 }
@@ -83,6 +85,7 @@ export function createLiveHub(nowMs: () => number = () => performance.now()): Li
         if (set.size === 0 && listeners.get(sessionKey) === set) listeners.delete(sessionKey)
       }
     },
+    followed: sessionKey => listeners.has(sessionKey),
     size: () => new Set([...buffers.keys(), ...listeners.keys()]).size,
   }
 }

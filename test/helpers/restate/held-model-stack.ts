@@ -11,6 +11,8 @@ export interface HeldModelStackOptions {
   firstAnswer?: ScriptedMessage['content']
   /** Give the services an event doorbell (connected to the harness's ingress once it is up). */
   doorbell?: boolean
+  /** Whether a viewer follows a log live, as the doorbell asks the services' live hub (default: never). */
+  followed?: (logKey: string) => boolean
   /** The model's script instead of the default one; `held` settles at `release()`. */
   script?: (request: RecordedRequest, held: Promise<void>) => Promise<ScriptedResponse>
 }
@@ -33,7 +35,7 @@ export interface HeldModelStack {
  */
 export function useHeldModelStack(name: string, options: HeldModelStackOptions = {}): HeldModelStack {
   const env = { ANTHROPIC_API_KEY: `sk-ant-${name}`, ZIDANE_MODEL: 'claude-test' }
-  const bell = options.doorbell ? lateDoorbell() : undefined
+  const bell = options.doorbell ? lateDoorbell(options.followed) : undefined
   let harness: RestateHarness | undefined
   let model: FakeAnthropicServer | undefined
   let release: () => void = () => undefined

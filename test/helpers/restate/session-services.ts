@@ -16,8 +16,11 @@ export function loadSessionServices(env: Record<string, string> = {}, options: O
   return createServices(loadServicesConfig(merged), { env: merged, ...options }).definitions
 }
 
-/** An event doorbell whose ingress is set once the test's server is up (`connect`); it rings nothing before. */
-export function lateDoorbell(): { doorbell: EventDoorbell; connect(ingressUrl: string): void } {
+/**
+ * An event doorbell whose ingress is set once the test's server is up (`connect`); it rings nothing before.
+ * `followed` stands for the services' live hub (`EventDoorbellOptions.followed`).
+ */
+export function lateDoorbell(followed?: (logKey: string) => boolean): { doorbell: EventDoorbell; connect(ingressUrl: string): void } {
   let real: EventDoorbell | undefined
   return {
     doorbell: {
@@ -26,7 +29,7 @@ export function lateDoorbell(): { doorbell: EventDoorbell; connect(ingressUrl: s
       idle: async () => real?.idle(),
       calls: () => real?.calls() ?? 0,
     },
-    connect: (ingressUrl) => { real = createEventDoorbell({ ingressUrl }) },
+    connect: (ingressUrl) => { real = createEventDoorbell({ ingressUrl, ...(followed ? { followed } : {}) }) },
   }
 }
 

@@ -67,6 +67,40 @@ describe('event doorbell', () => {
     expect((ingress.calls[1]?.atMs ?? 0) - (ingress.calls[0]?.atMs ?? 0)).toBeGreaterThanOrEqual(200)
   })
 
+  it('asks a log no viewer follows at most every 5 s by default whether one came', async () => {
+    const ingress = await fakeIngress({ watched: false })
+    close = ingress.close
+    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 10 })
+    for (let turn = 1; turn <= 15; turn++) {
+      doorbell.ring('t1~unfollowed', { turns: turn, runs: 1 })
+      await sleep(100)
+    }
+    // 1.5 s of rings: the first asked, the rest wait for the 5 s window (a 1 s one asked again).
+    expect(ingress.calls).toHaveLength(1)
+    doorbell.covered('t1~unfollowed', { turns: 15, runs: 1 }) // the run's journaled sync at its end
+    await doorbell.idle()
+    expect(ingress.calls).toHaveLength(1)
+  })
+
+  it('rings at once a log whose session a viewer follows live here, whatever its last sync answered', async () => {
+    const ingress = await fakeIngress({ watched: false })
+    close = ingress.close
+    let viewer = false
+    const doorbell = createEventDoorbell({ ingressUrl: ingress.url, windowMs: 10, unwatchedWindowMs: 60_000, followed: logKey => viewer && logKey === 't1~seen' })
+    doorbell.ring('t1~seen', { turns: 1, runs: 1 })
+    await sleep(100)
+    doorbell.ring('t1~seen', { turns: 2, runs: 1 }) // nobody followed: waits for the 60 s window
+    await sleep(100)
+    expect(ingress.calls).toHaveLength(1)
+    viewer = true // a gateway's stream subscribed to the session's live deltas
+    doorbell.ring('t1~seen', { turns: 3, runs: 1 })
+    await sleep(300)
+    expect(ingress.calls.map(call => call.body)).toEqual([{ turns: 1, runs: 1 }, { turns: 3, runs: 1 }])
+    doorbell.ring('t1~seen', { turns: 4, runs: 1 })
+    await doorbell.idle()
+    expect(ingress.calls).toHaveLength(3)
+  })
+
   it('holds a ring that may wait until a ring that may not, and calls once for both', async () => {
     const ingress = await fakeIngress({ watched: true })
     close = ingress.close
