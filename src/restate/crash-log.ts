@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 
 /**
@@ -45,21 +45,36 @@ interface InvocationRecord { file: string; fd: number; bytes: number; counts: Ma
  * burst). The file is closed and removed once it has counted no step for a second (a retry elsewhere reads the file
  * before that only if it starts within that second), closed and kept once no step of it started or was forgotten here
  * for 30 s (an aborted attempt's step, a long one: its forget reads the file again), and rewritten with only its
- * counted steps when it grew past 16 KiB. Every replica that can run a retry of the invocation must see the same
- * folder: put it on the deployment's shared workspace volume.
+ * counted steps when it grew past 16 KiB. Each use checks with two `stat(2)`s that the file is as this process left
+ * it: one another replica wrote since (a retry of the invocation there) is read again, and never removed from here.
+ * Every replica that can run a retry of the invocation must see the same folder: put it on the deployment's shared
+ * workspace volume.
  */
 export function createFileCrashLog(folder: string): StepCrashLog {
   mkdirSync(folder, { recursive: true })
   const records = new Map<string, InvocationRecord>()
   const fileOf = (invocationId: string): string => join(folder, createHash('sha256').update(invocationId).digest('hex').slice(0, 40))
-  const open = (invocationId: string, text = readText(fileOf(invocationId))): InvocationRecord => {
-    let record = records.get(invocationId)
+  /**
+   * The record of the invocation while its file is as this process left it; one another process appended to,
+   * rewrote or removed since (a retry of the invocation on another replica) is closed and dropped, to be read again.
+   */
+  const current = (invocationId: string): InvocationRecord | undefined => {
+    const record = records.get(invocationId)
+    if (record === undefined || isAsLeft(record)) return record
+    clearTimeout(record.idle)
+    records.delete(invocationId)
+    closeSync(record.fd)
+    return undefined
+  }
+  const open = (invocationId: string, content = readContent(fileOf(invocationId))): InvocationRecord => {
+    let record = current(invocationId)
     if (record) return record
     const file = fileOf(invocationId)
-    record = { file, fd: openSync(file, 'a'), bytes: Buffer.byteLength(text), counts: countsOf(text) }
+    // Its size in bytes as read: a write torn inside a character does not decode to as many.
+    record = { file, fd: openSync(file, 'a'), bytes: content.length, counts: countsOf(content.toString('utf8')) }
     records.set(invocationId, record)
     // A last line without its end (a crash tore its write) would swallow the next start: it is ended first.
-    if (text.length > 0 && !text.endsWith('\n')) {
+    if (content.length > 0 && content.at(-1) !== 10) {
       writeSync(record.fd, '\n')
       record.bytes += 1
     }
@@ -67,8 +82,8 @@ export function createFileCrashLog(folder: string): StepCrashLog {
   }
   /** The record of a file closed while it counted `step`, opened again; undefined when the file does not count it. */
   const reopened = (invocationId: string, step: string): InvocationRecord | undefined => {
-    const text = readText(fileOf(invocationId))
-    return countsOf(text).has(step) ? open(invocationId, text) : undefined
+    const content = readContent(fileOf(invocationId))
+    return countsOf(content.toString('utf8')).has(step) ? open(invocationId, content) : undefined
   }
   const append = (record: InvocationRecord, entry: unknown[]): void => {
     const line = `${JSON.stringify(entry)}\n`
@@ -80,14 +95,16 @@ export function createFileCrashLog(folder: string): StepCrashLog {
     clearTimeout(record.idle)
     const counting = record.counts.size > 0
     record.idle = setTimeout(() => {
+      // Another process appending to the file since counts there: it is left to that process.
+      const asLeft = isAsLeft(record)
       records.delete(invocationId)
       closeSync(record.fd)
-      if (!counting) removeIfThere(record.file)
+      if (!counting && asLeft) removeIfThere(record.file)
     }, counting ? CLOSE_AFTER_IDLE_MS : REMOVE_AFTER_IDLE_MS)
     record.idle.unref()
   }
   return {
-    crashes: async (invocationId, step) => (records.get(invocationId)?.counts ?? countsOf(readText(fileOf(invocationId)))).get(step) ?? 0,
+    crashes: async (invocationId, step) => (current(invocationId)?.counts ?? countsOf(readContent(fileOf(invocationId)).toString('utf8'))).get(step) ?? 0,
     starting: async (invocationId, step, crashes) => {
       const record = open(invocationId)
       record.counts.set(step, crashes + 1)
@@ -96,12 +113,19 @@ export function createFileCrashLog(folder: string): StepCrashLog {
       closeWhenIdle(invocationId, record)
     },
     forget: async (invocationId, step) => {
-      const record = records.get(invocationId) ?? reopened(invocationId, step)
+      const record = current(invocationId) ?? reopened(invocationId, step)
       if (!record?.counts.delete(step)) return
       append(record, ['F', step])
       closeWhenIdle(invocationId, record)
     },
   }
+}
+
+/** Whether the record's file is still at its path, holding what this process wrote and read of it (no more). */
+function isAsLeft(record: InvocationRecord): boolean {
+  const mine = fstatSync(record.fd)
+  const there = statSync(record.file, { throwIfNoEntry: false })
+  return there !== undefined && there.ino === mine.ino && there.dev === mine.dev && mine.size === record.bytes
 }
 
 /** Rewrites the record's file with only the steps it counts (written aside, then renamed over it), and reopens it. */
@@ -136,12 +160,12 @@ function removeIfThere(file: string): void {
   }
 }
 
-/** The file's text, or '' when there is none. */
-function readText(file: string): string {
+/** The file's bytes, none when there is no file. */
+function readContent(file: string): Buffer {
   try {
-    return readFileSync(file, 'utf8')
+    return readFileSync(file)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ''
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0)
     throw error
   }
 }

@@ -78,6 +78,41 @@ describe('the file crash log', () => {
     expect(await createFileCrashLog(path).crashes('inv_1', step)).toBe(2)
   })
 
+  it('counts the starts another process appended since this one read the file', async () => {
+    const path = await folder()
+    const step = 'run_1/t0/toolu_1/tool'
+    const here = createFileCrashLog(path)
+    const elsewhere = createFileCrashLog(path)
+    await here.starting('inv_1', step, 0) // an attempt aborted as its step ran
+    await elsewhere.starting('inv_1', step, await elsewhere.crashes('inv_1', step)) // its retry on another replica, which dies in it
+    expect(await here.crashes('inv_1', step)).toBe(2) // the next retry, back here
+    await here.starting('inv_1', step, 2)
+    expect(await createFileCrashLog(path).crashes('inv_1', step)).toBe(3)
+  })
+
+  it('leaves the file of an invocation another process has appended to since', async () => {
+    const path = await folder()
+    const here = createFileCrashLog(path)
+    const elsewhere = createFileCrashLog(path)
+    await here.starting('inv_1', 'run_1/t0/model', 0)
+    await here.forget('inv_1', 'run_1/t0/model')
+    // The invocation goes on elsewhere within the second this process keeps the file; that process dies in the step.
+    await elsewhere.starting('inv_1', 'run_1/t0/toolu_1/tool', 0)
+    await new Promise(resolve => setTimeout(resolve, 1_500))
+    expect(await createFileCrashLog(path).crashes('inv_1', 'run_1/t0/toolu_1/tool')).toBe(1)
+  })
+
+  it('removes the file once no step is counted, after a write torn inside a character', async () => {
+    const path = await folder()
+    await createFileCrashLog(path).starting('inv_1', 'run_1/t0/toolu_é/tool', 0)
+    const [file] = readdirSync(path)
+    appendFileSync(join(path, file ?? ''), Buffer.from('["S","run_1/t0/toolu_é').subarray(0, -1))
+    const log = createFileCrashLog(path)
+    await log.starting('inv_1', 'run_1/t0/toolu_é/tool', 1)
+    await log.forget('inv_1', 'run_1/t0/toolu_é/tool')
+    await expect.poll(() => readdirSync(path), { timeout: 5_000 }).toEqual([])
+  })
+
   it('closes the file of an invocation whose step never finishes here, keeping its count', async () => {
     const path = await folder()
     const step = 'run_1/t0/toolu_1/tool'
