@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdir, open, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import type { Server } from 'node:net'
@@ -68,6 +68,32 @@ describe.each(modes)('file tools against a hostile workspace, %s', (_mode, sandb
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS)
     expect(results.slice(0, 3).map(result => result.code)).toEqual(['not_a_file', 'not_a_file', 'not_a_file'])
     expect(results[3]?.text).toBe('No matches found.')
+  })
+
+  it('answers every call while the tenant\'s shell swaps a file for a FIFO and a folder for a link, in one worker', async () => {
+    const groups: Array<number | undefined> = []
+    const swapping = new Map(createBuiltinTools({ ...options(), files: { ...options().files, timeoutMs: 15_000, onWorkerStart: group => groups.push(group) } }).map(definition => [definition.spec.name, definition]))
+    const use = (name: string): ToolDef => swapping.get(name) as ToolDef
+    // Between the worker's lstat and its open, the name is a FIFO half the time; the folder a link to / or gone.
+    const script = 'while :; do mkfifo f.tmp; mv -f f.tmp x; echo hi > r.tmp; mv -f r.tmp x; rm -rf d; ln -s / d; rm -f d; mkdir d; mkfifo d/p; echo hi > d/q; done'
+    const shell = spawn('sh', ['-c', script], { cwd: folders.root, stdio: 'ignore' })
+    try {
+      for (let round = 0; round < 40; round++) {
+        const results = [
+          await attempt(use('read_file'), { path: 'x' }),
+          await attempt(use('write_file'), { path: 'x', content: 'w' }),
+          await attempt(use('edit_file'), { path: 'x', oldText: 'hi', newText: 'yo' }),
+          await attempt(use('grep'), { pattern: 'hi', path: '.' }),
+          await attempt(use('list_files'), { path: 'd' }),
+          await attempt(use('read_file'), { path: 'd/q' }),
+        ]
+        // A call blocked on the FIFO would end at the time limit, its worker killed: never, even on a loaded machine.
+        for (const result of results) expect(result.code ?? 'ok').not.toMatch(/^tool_(timeout|crashed)$/)
+      }
+    } finally {
+      shell.kill()
+    }
+    expect(groups).toHaveLength(1) // never killed by a time limit, never crashed
   })
 
   it('refuses sockets and devices as not regular files', async () => {
