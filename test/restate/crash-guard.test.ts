@@ -78,6 +78,17 @@ describe('the file crash log', () => {
     expect(await createFileCrashLog(path).crashes('inv_1', step)).toBe(2)
   })
 
+  it('keeps each step\'s count apart whatever its name holds: line ends, quotes, a forged entry, lone surrogates', async () => {
+    const path = await folder()
+    const names = ['a\nb', 'x\r\n["F","a\\nb"]', '\u2028\u2029', '\udc00lone', '"]\n["S","victim",99]', '\0nul', 'é'.repeat(100)]
+    const log = createFileCrashLog(path)
+    for (const name of names) await log.starting('inv_1', name, 2)
+    const later = createFileCrashLog(path)
+    for (const name of names) expect(await later.crashes('inv_1', name)).toBe(3)
+    expect(await later.crashes('inv_1', 'victim')).toBe(0)
+    expect(await later.crashes('inv_1', 'a')).toBe(0)
+  })
+
   it('counts the starts another process appended since this one read the file', async () => {
     const path = await folder()
     const step = 'run_1/t0/toolu_1/tool'
