@@ -11,8 +11,12 @@ import type { TestStack } from '../helpers/stack'
  * `ZIDANE_E2E_SESSIONS=1000` (about a minute here).
  */
 const SESSION_COUNT = Number(process.env.ZIDANE_E2E_SESSIONS ?? 200)
-/** Prompts in flight at once while the sessions are made (below the gateway's runs cap of 20). */
-const CONCURRENCY = 12
+/**
+ * Prompts in flight at once while the sessions are made: half the gateway's runs cap of 20. A run's slot is freed by
+ * its admission's `ended`, a one-way call that lands after the run's answer (later under load), so a batch may still
+ * count the one before it: two batches must fit under the cap, or the next one is refused (429) for slots already free.
+ */
+const CONCURRENCY = 10
 
 interface Listed { id: string; status: string; lastActivityAt: number; createdAt: number; turns: number; costUsd: number; pending: number }
 interface ListPage { sessions: Listed[]; nextCursor: string | null }
