@@ -26,6 +26,11 @@ const REMOVE_AFTER_IDLE_MS = 1_000
  * aborted as its step ran never forgets it (its retry may run elsewhere), and a long step forgets it late.
  */
 const CLOSE_AFTER_IDLE_MS = 30_000
+/**
+ * Files kept open at once: past it, opening one closes the one opened the longest ago (kept on disk, read again at its
+ * next use), so a burst of invocations cannot take the process's descriptors (often 1,024).
+ */
+const MAX_OPEN_FILES = 256
 
 /**
  * What this process knows of one invocation's file: the counts it read from it when it opened it and has written
@@ -70,6 +75,7 @@ export function createFileCrashLog(folder: string): StepCrashLog {
     let record = current(invocationId)
     if (record) return record
     const file = fileOf(invocationId)
+    if (records.size >= MAX_OPEN_FILES) closeOldest()
     // Its size in bytes as read: a write torn inside a character does not decode to as many.
     record = { file, fd: openSync(file, 'a'), bytes: content.length, counts: countsOf(content.toString('utf8')) }
     records.set(invocationId, record)
@@ -79,6 +85,19 @@ export function createFileCrashLog(folder: string): StepCrashLog {
       record.bytes += 1
     }
     return record
+  }
+  /**
+   * Closes the file opened the longest ago: kept while it counts a step (read again at its next use), removed when it
+   * counts none and is as this process left it, as its idle timer would have.
+   */
+  const closeOldest = (): void => {
+    const [invocationId, record] = records.entries().next().value ?? []
+    if (invocationId === undefined || record === undefined) return
+    clearTimeout(record.idle)
+    const removable = record.counts.size === 0 && isAsLeft(record)
+    records.delete(invocationId)
+    closeSync(record.fd)
+    if (removable) removeIfThere(record.file)
   }
   /** The record of a file closed while it counted `step`, opened again; undefined when the file does not count it. */
   const reopened = (invocationId: string, step: string): InvocationRecord | undefined => {

@@ -149,6 +149,21 @@ describe('the file crash log', () => {
       vi.useRealTimers()
     }
   })
+
+  it('keeps at most 256 files open in a burst of invocations, and every count', async () => {
+    const path = await folder()
+    const step = 'run_1/t0/model'
+    const log = createFileCrashLog(path)
+    const before = openDescriptors()
+    for (let index = 0; index < 400; index++) await log.starting(`inv_${index}`, step, 0)
+    expect(openDescriptors() - before).toBeLessThanOrEqual(256)
+    expect(await log.crashes('inv_0', step)).toBe(1) // closed first, read again
+    expect(await log.crashes('inv_399', step)).toBe(1)
+    for (let index = 0; index < 400; index++) await log.forget(`inv_${index}`, step)
+    expect(await createFileCrashLog(path).crashes('inv_0', step)).toBe(0)
+    expect(await createFileCrashLog(path).crashes('inv_399', step)).toBe(0)
+    await expect.poll(() => readdirSync(path), { timeout: 5_000 }).toEqual([])
+  })
 })
 
 function openDescriptors(): number {
