@@ -33,7 +33,7 @@ export async function restateCall<T>(call: () => PromiseLike<T>): Promise<T> {
     return await call()
   } catch (error) {
     if (error instanceof GatewayError) throw error
-    if (!(error instanceof clients.HttpCallError)) throw new GatewayError('restate_unavailable', `Restate is unreachable (${describeFailure(error)})`, { cause: error })
+    if (!(error instanceof clients.HttpCallError)) throw new GatewayError('restate_unavailable', unreachableMessage(describeFailure(error)), { cause: error })
     const { message, source } = restateErrorBody(error.responseText)
     if (error.status === 503) throw new GatewayError('restate_unavailable', `Restate is unavailable: ${message}`, { cause: error })
     throw new RestateCallError(error.status, message, source)
@@ -61,6 +61,15 @@ export function restateErrorBody(text: string): { message: string; source?: stri
   } catch {
     return { message: text }
   }
+}
+
+/**
+ * What a client is told when a call to Restate got no answer: a call that timed out may have reached Restate and be
+ * waiting there for the services (down, restarting or busy), which the bare "unreachable" hid.
+ */
+function unreachableMessage(reason: string): string {
+  if (reason === 'timed out') return 'Restate did not answer in time (timed out): it may be waiting for the services, which may be restarting or busy; try again shortly'
+  return `Restate is unreachable (${reason})`
 }
 
 /** A short reason for a failed request: `timed out`, `aborted`, or the network error's code (`ECONNREFUSED`). */

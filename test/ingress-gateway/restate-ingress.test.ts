@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { connectIngress, heldCall } from '../../ingress-gateway/restate-ingress'
+import { connectIngress, heldCall, restateCall } from '../../ingress-gateway/restate-ingress'
 import { tenantOf } from '../../ingress-gateway/tenancy'
 import { startFakeRestate, type FakeRestate } from './helpers/fake-restate'
 import { bearer, KEY_A, testGateway } from './helpers/gateway'
@@ -76,5 +76,14 @@ describe('held calls: an attach to a long run', () => {
     expect(response.statusCode, response.body).toBe(200)
     expect(response.json()).toMatchObject({ invocationId: 'inv_long', status: 'completed', text: 'done' })
     expect(attaches(restate)).toBe(3)
+  })
+})
+
+describe('a call to Restate that gets no answer', () => {
+  it('says a timed-out call may be waiting for the services, and a refused one that Restate is unreachable', async () => {
+    const timedOut = Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' })
+    const refused = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) })
+    await expect(restateCall(() => Promise.reject(timedOut))).rejects.toMatchObject({ code: 'restate_unavailable', message: expect.stringMatching(/^Restate did not answer in time \(timed out\): it may be waiting for the services/) as unknown })
+    await expect(restateCall(() => Promise.reject(refused))).rejects.toMatchObject({ code: 'restate_unavailable', message: 'Restate is unreachable (ECONNREFUSED)' })
   })
 })
