@@ -46,11 +46,21 @@ describe('a hostile tenant in the bubblewrap sandbox', () => {
     const marker = `fill${Date.now()}`
     // Each writes 48 MiB to its /tmp and keeps it for two seconds: 192 MiB together.
     const fill = `: ${marker}; dd if=/dev/zero of=/tmp/fill bs=1M count=48 2>/dev/null; echo "held $(stat -c %s /tmp/fill)"; sleep 2`
-    const { tmpfsBytes, texts } = await attackAtOnce([shell, shell, shell, shell].map(tool => [tool, fill]), marker, 15_000)
+    const attack = async (): Promise<{ tmpfsBytes: number; texts: string[]; filled: number }> => {
+      const peak = await attackAtOnce([shell, shell, shell, shell].map(tool => [tool, fill]), marker, 15_000)
+      const held = peak.texts.map(text => Number(/held (\d+)/.exec(text)?.[1] ?? 0))
+      return { ...peak, filled: Math.max(peak.tmpfsBytes, ...held) }
+    }
+    let { tmpfsBytes, texts, filled } = await attack()
+    // Once in a CI run no command started at all (no process seen, no output): the attack is made again then, and the
+    // texts say why it did not start.
+    if (filled <= 16 * MIB) {
+      console.info(`${marker}: the attack did not happen, again: ${texts.join(' | ').slice(0, 2000)}`)
+      ;({ tmpfsBytes, texts, filled } = await attack())
+    }
     // The attack happened: a command held a good part of its file (the host's Shmem alone can miss it while other
     // processes, a browser under test, free theirs at the same time).
-    const held = texts.map(text => Number(/held (\d+)/.exec(text)?.[1] ?? 0))
-    expect(Math.max(tmpfsBytes, ...held)).toBeGreaterThan(16 * MIB)
+    expect(filled, texts.join(' | ').slice(0, 2000)).toBeGreaterThan(16 * MIB)
     // The host's Shmem counts every process's tmpfs: a second test run beside this one (its own 64 MiB tenant) and a
     // browser under test add to it. Uncharged, the four files would hold 192 MiB; 160 leaves room for that company.
     expect(tmpfsBytes).toBeLessThanOrEqual(160 * MIB)
